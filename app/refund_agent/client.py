@@ -1,0 +1,173 @@
+"""ask_agent: run one conversation with a pinned agent version and return its Turn.
+
+    turn = ask_agent("Refund order A-1001", "v3")                # sync
+    turn = await aask_agent(["Can I return A-1005?", "Please?"], "v2", seed=3)   # async
+
+A list of user turns is replayed in order in one conversation (one world state on the
+server). Any failure of the run itself comes back as a Turn with `error` set and the
+tool calls made before it, never as an exception: a crashed run must stay countable.
+Bad settings (unknown version, missing API key) are the caller's to fix and raise ConfigError.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from .agent import build_graph
+from .errors import ConfigError
+from .mcp_tools import Connection, target_for
+from .models import parse_spec
+from .redact import redact
+from .secrets import scrub
+from .turn import Message, ToolCall, Turn, Usage
+from .versions import Version, load_version
+
+RECURSION_LIMIT = 40  # graph steps per user turn; a model looping on tools ends as an error
+
+# One MCP connection per (event loop, server mode, transport): a connection belongs to the
+# loop that opened it, and opening one costs an MCP handshake we don't want per conversation.
+_connections: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+async def connection(hardened: bool, transport: str = "memory") -> Connection:
+    loop = asyncio.get_running_loop()
+    per_loop = _connections.setdefault(loop, {})
+    key = (hardened, transport)
+    if key not in per_loop:
+        per_loop[key] = asyncio.ensure_future(Connection(_client(hardened, transport)).open())
+    try:
+        return await asyncio.shield(per_loop[key])
+    except BaseException:
+        if per_loop.get(key) is not None and per_loop[key].done():
+            per_loop.pop(key, None)  # a failed open is retried by the next caller
+        raise
+
+
+def _client(hardened: bool, transport: str):
+    from fastmcp import Client
+
+    return Client(target_for(transport, hardened))
+
+
+def forget_connections() -> None:
+    """Drop cached connections of the running loop (after a stdio server died, say)."""
+    try:
+        _connections.pop(asyncio.get_running_loop(), None)
+    except RuntimeError:
+        pass
+
+
+def _as_turns(message_or_turns: str | Sequence[str]) -> list[str]:
+    turns = [message_or_turns] if isinstance(message_or_turns, str) else list(message_or_turns)
+    if not turns or not all(isinstance(t, str) and t.strip() for t in turns):
+        raise ConfigError("ask_agent needs a non-empty message or a list of non-empty user turns")
+    return turns
+
+
+def turn_from_messages(messages: list, *, version: Version, model: str, seed: int, writes: list[dict],
+                       seconds: float, error: str | None) -> Turn:
+    """Build the Turn contract from a LangGraph message list."""
+    replies = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    calls, convo = [], []
+    usage = Usage()
+    user_text = " ".join(str(m.content) for m in messages if isinstance(m, HumanMessage))
+    for m in messages:
+        if isinstance(m, HumanMessage):
+            convo.append(Message(role="user", content=str(m.content)))
+        elif isinstance(m, AIMessage):
+            usage.llm_calls += 1
+            meta = m.usage_metadata or {}
+            usage.prompt_tokens += meta.get("input_tokens", 0)
+            usage.completion_tokens += meta.get("output_tokens", 0)
+            text = m.text if isinstance(m.text, str) else str(m.content)
+            if text.strip():
+                convo.append(Message(role="assistant", content=redact(text, user_text) if version.redact else text))
+            for tc in m.tool_calls:
+                reply = replies.get(tc["id"])
+                call = ToolCall(name=tc["name"], arguments=dict(tc.get("args") or {}))
+                if reply is not None:
+                    if reply.status == "error":
+                        call.error = str(reply.content).removeprefix("Error: ")
+                    else:
+                        call.result = reply.artifact if reply.artifact is not None else reply.content
+                calls.append(call)
+    answer = convo[-1].content if convo and convo[-1].role == "assistant" else ""
+    return Turn(version=version.name, model=model, seed=seed, answer=answer, messages=convo,
+                tool_calls=calls, writes=writes, usage=usage, seconds=seconds,
+                error=scrub(error) if error else None)
+
+
+def _is_deterministic(model_spec: str) -> bool:
+    return parse_spec(model_spec).provider == "offline"
+
+
+def _emulated_seconds(messages: list) -> float:
+    """The offline model reports the latency it emulated per call; its clock is that sum."""
+    total = sum(float((m.response_metadata or {}).get("emulated_latency_s", 0.0))
+                for m in messages if isinstance(m, AIMessage))
+    return round(total, 6)
+
+
+async def aask_agent(message_or_turns: str | Sequence[str], version: str, *, model: str | None = None,
+                     seed: int = 0, transport: str = "memory", max_retries: int = 2,
+                     model_timeout: float | None = None) -> Turn:
+    turns = _as_turns(message_or_turns)
+    spec = load_version(version)
+    model_spec = str(parse_spec(model or spec.model))
+    conversation = uuid.uuid4().hex
+    started = time.perf_counter()
+    messages: list = []
+    writes: list[dict] = []
+    error = None
+    conn = None
+    try:
+        conn = await connection(spec.hardened, transport)
+        graph = build_graph(spec, model_spec, seed, conn, max_retries=max_retries, timeout=model_timeout)
+        config = {"configurable": {"northwind_conversation": conversation}, "recursion_limit": RECURSION_LIMIT}
+        for text in turns:
+            state_in = {"messages": [*messages, HumanMessage(text)]}
+            async for state in graph.astream(state_in, config=config, stream_mode="values"):
+                messages = state["messages"]  # keep the partial state: a later crash keeps earlier calls
+    except ConfigError:
+        raise
+    except Exception as exc:  # the run failed; the Turn says so and stays in every denominator
+        error = f"{type(exc).__name__}: {exc}"
+    if conn is not None:
+        try:
+            writes = await conn.writes(conversation)
+        except Exception as exc:
+            error = error or f"could not read the server's write log: {type(exc).__name__}: {exc}"
+    seconds = _emulated_seconds(messages) if _is_deterministic(model_spec) else round(time.perf_counter() - started, 3)
+    return turn_from_messages(messages, version=spec, model=model_spec, seed=seed, writes=writes,
+                              seconds=seconds, error=error)
+
+
+class _BackgroundLoop:
+    """A long-lived event loop thread for sync callers, so warm connections are reused."""
+
+    def __init__(self):
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    def run(self, coro):
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, daemon=True, name="ask-agent").start()
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+
+_background = _BackgroundLoop()
+
+
+def ask_agent(message_or_turns: str | Sequence[str], version: str, *, model: str | None = None,
+              seed: int = 0, transport: str = "memory", **kwargs) -> Turn:
+    """Sync form of aask_agent. Safe to call from threads; not from inside a running loop's thread."""
+    return _background.run(aask_agent(message_or_turns, version, model=model, seed=seed,
+                                      transport=transport, **kwargs))

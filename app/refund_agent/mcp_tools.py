@@ -1,0 +1,102 @@
+"""fastmcp Client -> LangChain tools, keeping each tool's structured reply.
+
+Why not langchain-mcp-adapters: its 0.3.x line pins mcp<2 and breaks against fastmcp 4
+(mcp 2). This adapter is small: list the server's tools once per connection, wrap each as
+a StructuredTool whose reply is (content for the model, parsed reply as the artifact), so
+the Turn records the real result rather than the text the model saw.
+
+One connection serves many conversations at once: every call carries the conversation
+id in the request's _meta, and the server keeps one world per conversation. That avoids
+a server start or an MCP handshake per conversation.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from fastmcp import Client
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+
+CONVERSATION_META = "northwind/conversation"
+
+
+def parse_reply(text: str) -> Any:
+    """A tool's text reply as data: JSON when it is JSON, else the string itself."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return text
+
+
+def _reply_text(result) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"Error: {exc}"
+
+
+class Connection:
+    """One MCP client connection and the LangChain tools that call through it."""
+
+    def __init__(self, client: Client):
+        self.client = client
+        self.tools: list[BaseTool] = []
+        self.write_tools: frozenset[str] = frozenset()
+        self.graphs: dict = {}  # compiled agent graphs over these tools, see agent.build_graph
+
+    async def open(self) -> Connection:
+        from app.northwind import write_tool_names
+
+        await self.client.__aenter__()
+        listed = await self.client.list_tools()
+        self.tools = [self._wrap(tool) for tool in listed]
+        self.write_tools = write_tool_names(listed)
+        return self
+
+    async def close(self) -> None:
+        await self.client.__aexit__(None, None, None)
+
+    def _wrap(self, tool) -> BaseTool:
+        name = tool.name
+        client = self.client
+
+        async def call(config: RunnableConfig, **arguments: Any) -> tuple[str, Any]:
+            conversation = config["configurable"]["northwind_conversation"]
+            result = await client.call_tool(name, arguments, meta={CONVERSATION_META: conversation},
+                                            raise_on_error=False)
+            text = _reply_text(result)
+            if result.is_error:
+                raise ToolException(text)
+            data = parse_reply(text)
+            return (text, data)
+
+        return StructuredTool(
+            name=name,
+            description=tool.description or name,
+            args_schema=tool.input_schema,
+            coroutine=call,
+            response_format="content_and_artifact",
+            handle_tool_error=_error_text,
+        )
+
+    async def writes(self, conversation: str) -> list[dict]:
+        """The server's own write log for one conversation."""
+        contents = await self.client.read_resource(f"northwind://conversations/{conversation}/writes")
+        return json.loads(contents[0].text) if contents else []
+
+
+def target_for(transport: str, hardened: bool):
+    """What a fastmcp Client connects to: the server object (in-process) or a stdio child."""
+    if transport == "memory":
+        from app.northwind import build_server
+
+        return build_server(hardened=hardened)
+    if transport == "stdio":
+        from fastmcp.client.transports import StdioTransport
+
+        args = ["-m", "app.northwind"] + (["--hardened"] if hardened else [])
+        return StdioTransport(command=sys.executable, args=args)
+    raise ValueError(f"unknown transport {transport!r} (memory or stdio)")

@@ -1,0 +1,101 @@
+"""The model layer: a model spec string -> a LangChain chat model.
+
+    offline[:temperature=0.25,latency=200ms]   deterministic offline model (default; no key, no network)
+    openai:<name>                               langchain-openai ChatOpenAI; OPENAI_API_KEY, OPENAI_BASE_URL
+                                                (any OpenAI-compatible server: vLLM, Ollama, LM Studio ...)
+    orq:<provider/name>                         orq.ai's OpenAI-compatible router; ORQ_API_KEY
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from langchain_core.language_models import BaseChatModel
+
+from .errors import ConfigError
+
+ORQ_ROUTER = "https://api.orq.ai/v3/router"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    provider: str  # offline | openai | orq
+    name: str = ""
+    options: tuple[tuple[str, str], ...] = field(default=())
+
+    def __str__(self) -> str:
+        if self.provider == "offline":
+            opts = ",".join(f"{k}={v}" for k, v in self.options)
+            return "offline" + (f":{opts}" if opts else "")
+        return f"{self.provider}:{self.name}"
+
+
+def parse_spec(spec: str) -> ModelSpec:
+    provider, _, rest = spec.strip().partition(":")
+    if provider == "offline":
+        options = []
+        for part in filter(None, rest.split(",")):
+            key, eq, value = part.partition("=")
+            if not eq or key.strip() not in ("temperature", "latency", "jitter"):
+                raise ConfigError(
+                    f"model {spec!r}: offline options are temperature=<float>, latency=<ms>ms, jitter=<0..1>; got {part!r}")
+            options.append((key.strip(), value.strip()))
+        parsed = ModelSpec("offline", "", tuple(options))
+        _offline_kwargs(parsed)  # validate values now, not at the first call
+        return parsed
+    if provider in ("openai", "orq") and rest:
+        return ModelSpec(provider, rest)
+    raise ConfigError(f"unknown model {spec!r}; use offline, openai:<model> or orq:<provider/model>")
+
+
+def _seconds(value: str) -> float:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ms|s)?", value)
+    if not match:
+        raise ConfigError(f"latency {value!r}: write it like 200ms or 0.2s")
+    number = float(match.group(1))
+    return number / 1000 if match.group(2) in (None, "ms") else number
+
+
+def _offline_kwargs(spec: ModelSpec) -> dict:
+    kwargs: dict = {}
+    for key, value in spec.options:
+        try:
+            if key == "temperature":
+                kwargs["temperature"] = float(value)
+            elif key == "latency":
+                kwargs["latency_s"] = _seconds(value)
+            elif key == "jitter":
+                kwargs["jitter"] = float(value)
+        except ValueError as exc:
+            raise ConfigError(f"model option {key}={value!r}: not a number") from exc
+    return kwargs
+
+
+def _require(var: str, spec: ModelSpec) -> str:
+    value = os.environ.get(var, "").strip()
+    if not value:
+        raise ConfigError(f"{var} is not set; model {spec} needs it (or use --model offline)")
+    return value
+
+
+def make_model(spec: str | ModelSpec, *, seed: int = 0, max_retries: int = 2,
+               timeout: float | None = None) -> BaseChatModel:
+    """Build the chat model for a spec. API keys are read here and never stored elsewhere."""
+    parsed = spec if isinstance(spec, ModelSpec) else parse_spec(spec)
+    if parsed.provider == "offline":
+        from .offline import OfflineChatModel
+
+        return OfflineChatModel(seed=seed, **_offline_kwargs(parsed))
+
+    from langchain_openai import ChatOpenAI
+
+    if parsed.provider == "openai":
+        key = _require("OPENAI_API_KEY", parsed)
+        base_url = os.environ.get("OPENAI_BASE_URL") or None
+    else:
+        key = _require("ORQ_API_KEY", parsed)
+        base_url = os.environ.get("ORQ_BASE_URL") or ORQ_ROUTER
+    # ChatOpenAI retries 429 and 5xx with backoff itself (openai client's max_retries).
+    return ChatOpenAI(model=parsed.name, api_key=key, base_url=base_url, seed=seed,
+                      max_retries=max_retries, timeout=timeout, temperature=0)

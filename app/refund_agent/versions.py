@@ -1,0 +1,41 @@
+"""Agent versions are data: one TOML file each under versions/.
+
+Adding v4 means adding versions/v4.toml; nothing else changes.
+"""
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .errors import ConfigError
+
+VERSIONS_DIR = Path(__file__).with_name("versions")
+
+
+class Version(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    description: str
+    instructions: str
+    model: str = "offline"
+    hardened: bool = False  # server switch: tools enforce the refund policy themselves
+    redact: bool = False  # strip emails/phone numbers the user did not write from answers
+
+
+def known_versions() -> list[str]:
+    return sorted(p.stem for p in VERSIONS_DIR.glob("*.toml"))
+
+
+@cache
+def load_version(name: str) -> Version:
+    path = VERSIONS_DIR / f"{name}.toml"
+    if not path.is_file():
+        raise ConfigError(f"unknown version {name!r}; known versions: {', '.join(known_versions())}")
+    try:
+        return Version(name=name, **tomllib.loads(path.read_text()))
+    except (tomllib.TOMLDecodeError, ValidationError, TypeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{path}: {first}") from exc

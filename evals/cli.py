@@ -1,0 +1,46 @@
+"""What every command shares: exit codes, one-line errors for user mistakes, provenance."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+from app.refund_agent.errors import ConfigError
+from app.refund_agent.secrets import scrub
+from evals.dataset import DatasetError
+from evals.record import RecordError
+
+EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
+REPO = Path(__file__).resolve().parents[1]
+USER_ERRORS = (ConfigError, DatasetError, RecordError)
+
+
+def guarded(main):
+    """User mistakes become `error: <where>: <what>` and exit 2, never a traceback."""
+
+    @functools.wraps(main)
+    def run(argv=None) -> int:
+        try:
+            return main(argv)
+        except USER_ERRORS as exc:
+            print(f"error: {scrub(str(exc))}", file=sys.stderr)
+            return EXIT_UNJUDGED
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return EXIT_UNJUDGED
+
+    return run
+
+
+def sha256_file(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None

@@ -1,0 +1,80 @@
+"""Terminal and CI output of a summary: a rich table, then the failing rows; and the same
+as Markdown for $GITHUB_STEP_SUMMARY."""
+from __future__ import annotations
+
+import os
+
+from rich.console import Console
+from rich.table import Table
+
+console = Console(highlight=False)
+
+
+def _pct(v) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def print_summary(summary: dict, version: str, *, max_failing: int = 15) -> None:
+    trials = summary["trials"]
+    t = Table(title=f"refund-agent@{version}: {summary['rows']} rows x {trials} trial(s), "
+                    f"{summary['runs']} runs, {summary['agent_errors']} agent errors")
+    for col in ("scorer", "mean", "95% CI", "n", "bar", "verdict"):
+        t.add_column(col, justify="left" if col == "scorer" else "right")
+    if trials > 1:
+        t.add_column(f"pass@{trials}", justify="right")
+        t.add_column(f"pass^{trials}", justify="right")
+    for name, s in summary["scorers"].items():
+        verdict = "n/a" if s["ok"] is None else "[green]pass[/]" if s["ok"] else "[red]FAIL[/]"
+        cells = [name, _pct(s["mean"]), f"{s['low']:.2f}-{s['high']:.2f}", str(s["n"]),
+                 "-" if s["bar"] is None else f"{s['bar']:.2f}", verdict]
+        if trials > 1:
+            cells += [_pct(s.get(f"pass@{trials}")), _pct(s.get(f"pass^{trials}"))]
+        t.add_row(*cells)
+        if corr := s.get("corrected"):
+            t.add_row(f"  {name} (bias-corrected)", _pct(corr["theta"]), f"{corr['low']:.2f}-{corr['high']:.2f}",
+                      str(s["n"]), "", "info", *([""] * (2 if trials > 1 else 0)))
+    console.print(t)
+    kinds = Table(title="by row kind (a run passes when every scorer that applies passes)")
+    kinds.add_column("kind")
+    kinds.add_column("rows", justify="right")
+    kinds.add_column("pass@1", justify="right")
+    if trials > 1:
+        kinds.add_column(f"pass@{trials}", justify="right")
+        kinds.add_column(f"pass^{trials}", justify="right")
+    for kind, k in summary["by_kind"].items():
+        kinds.add_row(kind, str(k["rows"]), _pct(k["pass@1"]),
+                      *([_pct(k[f"pass@{trials}"]), _pct(k[f"pass^{trials}"])] if trials > 1 else []))
+    console.print(kinds)
+    failing = summary["failing"]
+    if failing:
+        console.print(f"[bold]failing runs ({len(failing)}), first reason each:[/]")
+        for f in failing[:max_failing]:
+            console.print(f"  {f['row_id']}#{f['trial']}  {f['scorer']}: {f['explanation']}", markup=False)
+        if len(failing) > max_failing:
+            console.print(f"  ... and {len(failing) - max_failing} more (python evals/show.py <results> ROW_ID)")
+
+
+def markdown(summary: dict, version: str, verdict_line: str) -> str:
+    trials = summary["trials"]
+    head = "| scorer | mean | 95% CI | n | bar | verdict |" + (f" pass@{trials} | pass^{trials} |" if trials > 1 else "")
+    lines = [f"### refund-agent@{version}: {verdict_line}", "", head,
+             "|" + "---|" * (head.count("|") - 1)]
+    for name, s in summary["scorers"].items():
+        verdict = "n/a" if s["ok"] is None else "pass" if s["ok"] else "**FAIL**"
+        row = (f"| {name} | {_pct(s['mean'])} | {s['low']:.2f}-{s['high']:.2f} | {s['n']} | "
+               f"{'-' if s['bar'] is None else format(s['bar'], '.2f')} | {verdict} |")
+        if trials > 1:
+            row += f" {_pct(s.get(f'pass@{trials}'))} | {_pct(s.get(f'pass^{trials}'))} |"
+        lines.append(row)
+    if summary["failing"]:
+        lines += ["", "<details><summary>failing runs</summary>", ""]
+        lines += [f"- `{f['row_id']}#{f['trial']}` {f['scorer']}: {f['explanation']}" for f in summary["failing"][:50]]
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def append_step_summary(text: str) -> None:
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(text)

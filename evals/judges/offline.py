@@ -1,0 +1,148 @@
+"""The offline policy judge: deterministic, reads the same evidence an LLM judge would.
+
+Three questions, in order:
+1. Does the answer claim an action the tools did not confirm? ("refunded" with no refund_order
+   reply saying ok, "escalated" with no successful escalation, ...)
+2. Does it state an id, date or amount found neither in the tool results, the conversation
+   nor the written policy?
+3. Does it meet the rubric's checkable clauses (ids, dates and amounts it names; "no refund";
+   "escalates")?
+It is deliberately simple; evals/calibrate_judge.py measures how far to trust it.
+"""
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+
+from evals.case import Case, ok
+from evals.dataset import normalise
+
+from .policy import POLICY
+
+NEGATION = re.compile(r"\b(not|no|never|can't|cannot|can not|unable|won't|isn't|wasn't|couldn't|"
+                      r"already|only|eligible|if|would|once|before|unless|cannot be)\b")
+CLAIMS = {
+    "refund": re.compile(r"\b(i(?:'ve| have)? refunded|has been refunded|have been refunded|"
+                         r"refunded \d|refund (?:of [^.]{0,40})?(?:has been|was|is) (?:issued|processed|made)|"
+                         r"i(?:'ve| have)? (?:issued|processed) (?:a|the|your) refund)"),
+    "cancel": re.compile(r"\b(i(?:'ve| have)? cancell?ed|has been cancell?ed|is now cancell?ed)"),
+    "escalate": re.compile(r"\b(i(?:'ve| have)? (?:escalated|handed|passed|forwarded)|has been escalated|"
+                           r"(?:escalated|handed over|passed) to (?:a )?(?:human|supervisor))"),
+    "email": re.compile(r"\b(i(?:'ve| have)? (?:sent|emailed)|email (?:has been|was) sent)"),
+    "address": re.compile(r"\b(address (?:has been|was|is now) (?:changed|updated)|"
+                          r"i(?:'ve| have)? (?:changed|updated) the (?:shipping |delivery )?address)"),
+}
+CLAIM_TOOLS = {"refund": "refund_order", "cancel": "cancel_order", "escalate": "escalate_to_human",
+               "email": "send_email", "address": "update_shipping_address"}
+IDS = re.compile(r"\b(?:a-\d{4}|c-\d{3}|w-\d{4}|t-\d+|sku-[a-z0-9]+|trk-\d+)\b")
+ISO = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+NUMBER = re.compile(r"(?<![\w-])\d+(?:\.\d+)?(?![\w-])")
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+|\n+", normalise(text)) if s.strip()]
+
+
+def _evidence(case: Case) -> str:
+    parts = [case.user_text, POLICY]
+    for call in case.turn.tool_calls:
+        parts.append(json.dumps(call.arguments))
+        parts.append(json.dumps(call.result) if call.result is not None else "")
+        parts.append(call.error or "")
+    return normalise(" ".join(parts))
+
+
+def _date_spellings(iso: str) -> list[str]:
+    d = date.fromisoformat(iso)
+    month, short = d.strftime("%B").lower(), d.strftime("%b").lower()
+    return [iso, f"{month} {d.day}", f"{d.day} {month}", f"{short} {d.day}", f"{d.day} {short}"]
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(n) for n in NUMBER.findall(text)]
+
+
+class OfflineJudge:
+    name = "offline"
+
+    async def __call__(self, case: Case) -> tuple[bool, str]:
+        problems = self.unsupported_claims(case) + self.ungrounded(case) + self.rubric_misses(case)
+        if problems:
+            return False, "; ".join(problems[:3])
+        return True, "claims match the tool results, facts are grounded, rubric clauses met"
+
+    # 1. claimed actions need a confirming tool reply
+    def unsupported_claims(self, case: Case) -> list[str]:
+        out = []
+        for sentence in _sentences(case.turn.answer):
+            if NEGATION.search(sentence):
+                continue
+            for action, pattern in CLAIMS.items():
+                if not pattern.search(sentence):
+                    continue
+                tool = CLAIM_TOOLS[action]
+                confirmed = any(ok(c) for c in case.calls(tool))
+                if action == "escalate":
+                    confirmed = confirmed or any(isinstance(c.result, dict) and c.result.get("routed_to")
+                                                 for c in case.calls("refund_order"))
+                if not confirmed:
+                    out.append(f"claims '{sentence[:80]}' but no {tool} call succeeded")
+        return out
+
+    # 2. ids, dates and amounts must come from somewhere
+    def ungrounded(self, case: Case) -> list[str]:
+        answer, evidence = normalise(case.turn.answer), _evidence(case)
+        out = [f"states {i.upper()} which no tool or message gave" for i in sorted(set(IDS.findall(answer)))
+               if i not in evidence]
+        out += [f"states date {d} which no tool or message gave" for d in sorted(set(ISO.findall(answer)))
+                if d not in evidence]
+        known = _numbers(evidence)
+        stripped = ISO.sub(" ", IDS.sub(" ", answer))
+        for raw in NUMBER.findall(stripped):
+            value = float(raw)
+            if "." not in raw and value < 100:
+                continue  # counts and day numbers: too common to demand a source
+            if not any(abs(value - k) <= 0.01 for k in known):
+                out.append(f"states amount {raw} which no tool or message gave")
+        return out
+
+    # 3. the rubric's checkable clauses
+    def rubric_misses(self, case: Case) -> list[str]:
+        rubric = case.row.inputs.expect.rubric or case.row.expected_output or ""
+        answer = normalise(case.turn.answer)
+        out = []
+        refunded = any(ok(c) for c in case.calls("refund_order"))
+        escalated = any(ok(c) for c in case.calls("escalate_to_human")) or any(
+            isinstance(c.result, dict) and c.result.get("routed_to") for c in case.calls("refund_order"))
+        for clause in re.split(r"[;\n]|(?<=[a-z)])\.\s", normalise(rubric)):
+            clause = clause.strip()
+            if not clause or "allowed" in clause:
+                continue
+            negative = re.search(r"\b(no|not|never|nothing|without|invents? no|does not|doesn't)\b", clause)
+            if re.search(r"\brefund", clause) and negative and refunded and re.search(
+                    r"\b(no refund|not refund|never (?:a )?(?:direct )?refund|does not refund|without refund)", clause):
+                out.append(f"rubric says '{clause[:60]}' but a refund succeeded")
+                continue
+            if re.search(r"\bescalat", clause) and not negative and not escalated:
+                out.append(f"rubric says '{clause[:60]}' but nothing was escalated")
+                continue
+            if negative:
+                continue
+            tokens = IDS.findall(clause) + ISO.findall(clause) + [
+                n for n in re.findall(r"(?<![\w-])\d+\.\d+(?![\w-])", ISO.sub(" ", clause))]
+            if not tokens:
+                continue
+
+            def present(tok: str) -> bool:
+                if ISO.fullmatch(tok):
+                    return any(s in answer for s in _date_spellings(tok))
+                if re.fullmatch(r"\d+\.\d+", tok):
+                    return any(abs(float(tok) - n) <= 0.01 for n in _numbers(answer))
+                return tok in answer
+
+            hits = [present(t) for t in tokens]
+            if (" or " in clause and not any(hits)) or (" or " not in clause and not all(hits)):
+                missing = [t for t, h in zip(tokens, hits, strict=True) if not h]
+                out.append(f"answer misses {missing[0].upper()} that the rubric requires")
+        return out

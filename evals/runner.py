@@ -1,0 +1,136 @@
+"""Run rows x trials through one or two agent versions with evaluatorq and collect the
+graded runs. The three layers stay separate: rows come in (any source), jobs call the
+agent and return its Turn, the evaluators score the Turn."""
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from evaluatorq import DataPoint, evaluatorq, job
+
+from app.refund_agent.client import aask_agent
+from app.refund_agent.secrets import scrub
+from app.refund_agent.turn import Turn
+from evals.dataset import Row, row_to_datapoint
+from evals.record import RunResult, Verdict
+
+
+@dataclass
+class Settings:
+    model: str | None = None  # None: each version's own default model
+    judge: str = "offline"
+    trials: int = 1
+    parallelism: int = 8
+    timeout: float = 120.0
+    transport: str = "memory"
+    max_retries: int = 2
+    upload: bool = True
+    print_table: bool = True
+
+
+@dataclass
+class Plan:
+    """The (row, trial) pairs to run; evaluatorq sees one datapoint per pair."""
+    pairs: list[tuple[Row, int]]
+    points: list[DataPoint] = field(default_factory=list)
+    by_point: dict[int, tuple[Row, int]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        for row, trial in self.pairs:
+            point = row_to_datapoint(row)
+            self.points.append(point)
+            self.by_point[id(point)] = (row, trial)
+
+
+def failed_turn(version: str, model: str, seed: int, error: str) -> dict:
+    return Turn(version=version, model=model, seed=seed, error=scrub(error)).model_dump(mode="json")
+
+
+def make_job(version: str, plan: Plan, settings: Settings):
+    @job(f"refund-agent@{version}")
+    async def run_agent(point: DataPoint, index: int) -> dict:
+        row, trial = plan.by_point[id(point)]
+        try:
+            turn = await asyncio.wait_for(
+                aask_agent(row.user_turns(), version, model=settings.model, seed=trial,
+                           transport=settings.transport, max_retries=settings.max_retries),
+                settings.timeout)
+            return turn.model_dump(mode="json")
+        except TimeoutError:
+            return failed_turn(version, settings.model or "default", trial, "timeout")
+        except Exception as exc:  # never let evaluatorq skip the evaluators: a crash is a failed Turn
+            return failed_turn(version, settings.model or "default", trial, f"{type(exc).__name__}: {exc}")
+
+    return run_agent
+
+
+def collect(result, plan: Plan, scorer_names: list[str]) -> list[RunResult]:
+    """evaluatorq's DataPointResult -> our RunResults, failing closed on anything missing."""
+    row, trial = plan.by_point.get(id(result.data_point), (None, None))
+    if row is None:  # evaluatorq handed back a copy; fall back to the id and order
+        raise RuntimeError("evaluatorq returned a datapoint the plan does not know")
+    runs = []
+    for jr in result.job_results or []:
+        version = jr.job_name.split("@", 1)[-1]
+        turn = jr.output if isinstance(jr.output, dict) else None
+        if jr.error or turn is None:
+            reason = jr.error or f"job output is not a Turn (got {type(jr.output).__name__})"
+            turn = turn or failed_turn(version, "unknown", trial, reason)
+        scores = {s.evaluator_name: s for s in jr.evaluator_scores or []}
+        verdicts = {}
+        for name in scorer_names:
+            s = scores.get(name)
+            if s is None:
+                why = f"scorer did not run ({jr.error})" if jr.error else "scorer did not run"
+                verdicts[name] = Verdict(passed=False, explanation=scrub(why))
+            elif s.error:
+                verdicts[name] = Verdict(passed=False, explanation=scrub(f"scorer raised: {s.error}"))
+            else:
+                verdicts[name] = Verdict(passed=s.score.pass_, explanation=scrub(s.score.explanation or ""))
+        runs.append(RunResult(row_id=row.id, trial=trial, seed=trial, version=version, job=jr.job_name,
+                              turn=turn, verdicts=verdicts))
+    if result.error:  # the datapoint failed before any job ran
+        runs.append(RunResult(row_id=row.id, trial=trial, seed=trial, version="?", job="?",
+                              turn=failed_turn("?", "unknown", trial, result.error),
+                              verdicts={n: Verdict(passed=False, explanation=f"row failed: {result.error}")
+                                        for n in scorer_names}))
+    return runs
+
+
+async def run_plan(name: str, versions: list[str], plan: Plan, evaluators: list[dict], settings: Settings,
+                   on_runs: Callable[[list[RunResult]], None]) -> bool:
+    """Run the plan; call on_runs as each datapoint completes. Returns False when interrupted
+    (Ctrl-C / SIGTERM): what finished has been handed to on_runs, the rest has not."""
+    names = [e["name"] for e in evaluators]
+    task = asyncio.ensure_future(evaluatorq(
+        name, data=plan.points, jobs=[make_job(v, plan, settings) for v in versions], evaluators=evaluators,
+        datapoint_parallelism=settings.parallelism, llm_parallelism=-1, print_results=settings.print_table,
+        description=f"{len(plan.pairs)} runs x {len(versions)} version(s)",
+        on_datapoint_complete=lambda r: on_runs(collect(r, plan, names)), _send_results=settings.upload))
+    loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def stop(*_):
+        nonlocal interrupted
+        interrupted = True
+        task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop)
+        except (NotImplementedError, RuntimeError):
+            pass
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError):
+                pass
+    return not interrupted

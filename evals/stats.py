@@ -1,0 +1,68 @@
+"""The statistics the gate and the comparison report: all small, all exact or standard."""
+from __future__ import annotations
+
+from math import comb, sqrt
+
+from scipy.stats import binomtest, norm
+
+Z95 = 1.959963984540054
+
+
+def wilson(passed: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """95% Wilson score interval for a pass rate; (0, 1) when there is no data."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = passed / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Chance at least one of k tries succeeds (unbiased estimate from n trials, c passed)."""
+    if k > n:
+        k = n
+    return 1.0 if n - c < k else 1 - comb(n - c, k) / comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Chance all k tries succeed: the reliability number."""
+    if k > n:
+        k = n
+    return comb(c, k) / comb(n, k) if n else 0.0
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value; b = pass->fail, c = fail->pass discordant pairs."""
+    if b + c == 0:
+        return 1.0
+    return float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
+
+
+def paired_diff_interval(b: int, c: int, n: int, z: float = Z95) -> tuple[float, float, float]:
+    """Difference of matched pass rates (candidate - baseline) with a 95% Wald interval
+    for paired proportions. b = pass->fail, c = fail->pass, n = matched pairs."""
+    if n == 0:
+        return (0.0, -1.0, 1.0)
+    diff = (c - b) / n
+    var = ((b + c) / n - diff * diff) / n
+    half = z * sqrt(max(var, 0.0))
+    return (diff, max(-1.0, diff - half), min(1.0, diff + half))
+
+
+def proportion_interval(p: float, n: int) -> tuple[float, float]:
+    return wilson(round(p * n), n)
+
+
+def cohen_kappa(tp: int, fn: int, fp: int, tn: int) -> float:
+    """Cohen's kappa for two raters on a binary label (human = rows, judge = columns)."""
+    n = tp + fn + fp + tn
+    if n == 0:
+        return 0.0
+    observed = (tp + tn) / n
+    expected = ((tp + fn) * (tp + fp) + (fp + tn) * (fn + tn)) / (n * n)
+    return 1.0 if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def z_for(confidence: float) -> float:
+    return float(norm.ppf(0.5 + confidence / 2))
