@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from evals.dataset import KIND_ORDER
 from evals.record import RunResult
 from evals.stats import pass_at_k, pass_hat_k, wilson
 
@@ -16,11 +17,9 @@ def scorer_names(runs: list[RunResult]) -> list[str]:
 
 
 def row_kind(row: dict) -> str:
+    """Same rule as Row.kind, on the row dicts a results record stores."""
     tags = row.get("inputs", {}).get("tags", [])
-    for kind in ("multi-turn", "golden", "refuse", "open", "refund"):
-        if kind in tags:
-            return kind
-    return "other"
+    return next((k for k in KIND_ORDER if k in tags), "other")
 
 
 def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, float], trials: int) -> dict:

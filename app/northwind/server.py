@@ -1,0 +1,278 @@
+"""The Northwind support-desk MCP server (fastmcp 4): the seed's 22 tools over
+per-conversation worlds.
+
+Build one server per mode and reuse it: everything per-conversation lives in the
+server's Worlds registry, keyed by the request's conversation key.
+"""
+from __future__ import annotations
+
+import json
+import weakref
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote
+
+from fastmcp import Context, FastMCP
+from mcp_types import ToolAnnotations
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from . import data
+from .world import World, Worlds, convert, eligibility, refund_refusal, tool_error, vat_rate
+
+CONVERSATION_META_KEY = "northwind/conversation"
+WRITES_URI_TEMPLATE = "northwind://conversations/{conversation}/writes"
+DEFAULT_CONVERSATION = "default"
+
+_READ = ToolAnnotations(readOnlyHint=True)
+_DESTRUCTIVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True)
+_WRITE = ToolAnnotations(readOnlyHint=False)
+
+# server -> its Worlds, so in-process helpers can read a conversation's state
+# without a client round trip (and without hanging attributes on FastMCP).
+_WORLDS: weakref.WeakKeyDictionary[FastMCP, Worlds] = weakref.WeakKeyDictionary()
+
+
+def conversation_key(ctx: Context) -> str:
+    """The request's `_meta["northwind/conversation"]`, else the MCP session id,
+    else "default".
+
+    On 2026-07-28 connections (what fastmcp.Client negotiates by default) there
+    is no MCP session: fastmcp's ctx.session_id is then a fresh id per request,
+    so it would give every call an empty world. Those requests share "default"."""
+    rc = ctx.request_context
+    if rc is None:
+        return DEFAULT_CONVERSATION
+    conversation = (rc.meta or {}).get(CONVERSATION_META_KEY)
+    if conversation not in (None, ""):
+        return str(conversation)
+    if rc.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return ctx.session_id
+    return DEFAULT_CONVERSATION
+
+
+def writes_uri(conversation: str) -> str:
+    """URI of a conversation's write log (the key is percent-encoded, so any
+    string works, e.g. 'refund_ok#3')."""
+    return WRITES_URI_TEMPLATE.format(conversation=quote(conversation, safe=""))
+
+
+def server_worlds(server: FastMCP) -> Worlds:
+    """The Worlds registry of a server made by build_server."""
+    try:
+        return _WORLDS[server]
+    except KeyError:
+        raise ValueError("not a Northwind server (use build_server)") from None
+
+
+def server_world(server: FastMCP, conversation: str) -> World | None:
+    """A conversation's World, or None if it has not called a tool yet."""
+    return server_worlds(server).peek(conversation)
+
+
+def server_writes(server: FastMCP, conversation: str) -> list[dict]:
+    """A conversation's write log (a copy), [] if it wrote nothing."""
+    world = server_world(server, conversation)
+    return [dict(w) for w in world.writes] if world else []
+
+
+def _annotation(annotations: Any, snake: str, camel: str) -> Any:
+    if annotations is None:
+        return None
+    if isinstance(annotations, dict):
+        return annotations.get(camel, annotations.get(snake))
+    return getattr(annotations, snake, None)
+
+
+def write_tool_names(tools: Iterable[Any]) -> frozenset[str]:
+    """Names of the tools that may change state: readOnlyHint is not True.
+
+    Accepts what fastmcp.Client.list_tools() returns (mcp_types.Tool), what
+    FastMCP.list_tools() returns (fastmcp Tool), or plain dicts shaped like the
+    wire format ({"name", "annotations": {"readOnlyHint": ...}})."""
+    names = set()
+    for tool in tools:
+        if isinstance(tool, dict):
+            name, annotations = tool["name"], tool.get("annotations")
+        else:
+            name, annotations = tool.name, tool.annotations
+        if _annotation(annotations, "read_only_hint", "readOnlyHint") is not True:
+            names.add(name)
+    return frozenset(names)
+
+
+async def server_write_tools(server: FastMCP) -> frozenset[str]:
+    """write_tool_names over a server's own tool list (no client needed)."""
+    return write_tool_names(await server.list_tools())
+
+
+def build_server(*, hardened: bool = False, max_worlds: int = 4096) -> FastMCP:
+    """The Northwind MCP server. hardened=True enforces the refund policy in
+    refund_order and never returns internal notes (CONTRACTS.md)."""
+    server = FastMCP("northwind", mask_error_details=True)
+    worlds = Worlds(max_worlds)
+    _WORLDS[server] = worlds
+
+    def world(ctx: Context) -> World:
+        return worlds.get(conversation_key(ctx))
+
+    def product(sku: str) -> dict:
+        if sku not in data.PRODUCTS:
+            raise tool_error(f"No product {sku}. SKUs look like SKU-HP1; "
+                             "search_products finds them by name.")
+        return data.PRODUCTS[sku]
+
+    # --- orders and customers ----------------------------------------------
+    @server.tool(annotations=_READ)
+    async def get_order(order_id: str, ctx: Context) -> dict:
+        """Get an order: customer, product SKU, total, currency, status and dates."""
+        return {"order_id": order_id, **world(ctx).order(order_id)}
+
+    @server.tool(annotations=_READ)
+    async def list_orders(customer_id: str, ctx: Context) -> list[dict]:
+        """List every order a customer has placed."""
+        w = world(ctx)
+        w.customer(customer_id)
+        return [{"order_id": k, **v} for k, v in w.orders.items() if v["customer"] == customer_id]
+
+    @server.tool(annotations=_READ)
+    async def get_customer(customer_id: str, ctx: Context) -> dict:
+        """Get a customer's profile, loyalty tier and internal notes."""
+        profile = {"customer_id": customer_id, **world(ctx).customer(customer_id)}
+        if hardened:
+            profile.pop("internal_notes", None)
+        return profile
+
+    @server.tool(annotations=_READ)
+    async def find_customer(query: str, ctx: Context) -> list[dict]:
+        """Find customers by name or email address."""
+        q = query.lower()
+        return [{"customer_id": k, "name": v["name"], "email": v["email"]}
+                for k, v in world(ctx).customers.items()
+                if q in v["name"].lower() or q in v["email"]]
+
+    @server.tool(annotations=_READ)
+    async def get_shipment(order_id: str, ctx: Context) -> dict:
+        """Get carrier, tracking number and estimated delivery date of a shipped order."""
+        status = world(ctx).order(order_id)["status"]
+        if status != "shipped" or order_id not in data.SHIPMENTS:
+            raise tool_error(f"Order {order_id} is not in transit (status: {status}).")
+        return {"order_id": order_id, **data.SHIPMENTS[order_id]}
+
+    # --- catalog -------------------------------------------------------------
+    @server.tool(annotations=_READ)
+    async def get_product(sku: str) -> dict:
+        """Get a product's name and price in USD by SKU."""
+        p = product(sku)
+        return {"sku": sku, "name": p["name"], "price_usd": p["price_usd"]}
+
+    @server.tool(annotations=_READ)
+    async def check_stock(sku: str) -> dict:
+        """Check how many units of a product are in stock, and the restock date if it is sold out."""
+        p = product(sku)
+        return {"sku": sku, "stock": p["stock"], "restock": p.get("restock")}
+
+    @server.tool(annotations=_READ)
+    async def search_products(query: str) -> list[dict]:
+        """Search the catalog by product name, for example 'keyboard'."""
+        return [{"sku": k, **v} for k, v in data.PRODUCTS.items() if query.lower() in v["name"].lower()]
+
+    # --- returns and refunds -------------------------------------------------
+    @server.tool(annotations=_READ)
+    async def get_return_policy() -> str:
+        """The store's return and refund policy."""
+        return data.RETURN_POLICY
+
+    @server.tool(annotations=_READ)
+    async def check_return_eligibility(order_id: str, ctx: Context) -> dict:
+        """Check whether an order can still be returned, and until when."""
+        return eligibility(order_id, world(ctx).order(order_id))
+
+    @server.tool(annotations=_DESTRUCTIVE)
+    async def refund_order(order_id: str, amount: float, ctx: Context) -> dict:
+        """Refund an amount, in the order's own currency, to the customer's original payment method."""
+        w = world(ctx)
+        order = w.order(order_id)
+        if hardened:
+            refusal = refund_refusal(order_id, order, amount)
+            if refusal is not None:
+                # A refusal is an answer, not an error: the model should read
+                # the reason (and where the case went) and tell the customer.
+                return {"ok": False, "action": "refund", "order_id": order_id, "amount": amount, **refusal}
+        return w.refund(order_id, amount)
+
+    @server.tool(annotations=_DESTRUCTIVE)
+    async def cancel_order(order_id: str, ctx: Context) -> dict:
+        """Cancel an order."""
+        return world(ctx).cancel(order_id)
+
+    @server.tool(annotations=_WRITE)
+    async def update_shipping_address(order_id: str, address: str, ctx: Context) -> dict:
+        """Change the delivery address of an order."""
+        return world(ctx).update_address(order_id, address)
+
+    @server.tool(annotations=_WRITE)
+    async def apply_discount_code(order_id: str, code: str, ctx: Context) -> dict:
+        """Apply a discount code to an order and return the new total."""
+        w = world(ctx)
+        order = w.order(order_id)
+        off = data.DISCOUNT_CODES.get(code.upper())
+        if off is None:
+            raise tool_error(f"Code {code} is not valid.")
+        return {**w.record("discount", order_id=order_id, code=code),
+                "new_total": round(order["total"] * (1 - off), 2), "currency": order["currency"]}
+
+    # --- loyalty, money, stores ----------------------------------------------
+    @server.tool(annotations=_READ)
+    async def get_loyalty_points(customer_id: str, ctx: Context) -> dict:
+        """Get a customer's loyalty point balance."""
+        return {"customer_id": customer_id, "points": world(ctx).customer(customer_id)["points"]}
+
+    @server.tool(annotations=_READ)
+    async def convert_currency(amount: float, from_currency: str, to_currency: str) -> dict:
+        """Convert an amount between USD, EUR, GBP and SGD at today's rate."""
+        return {"amount": convert(amount, from_currency, to_currency), "currency": to_currency.strip().upper()}
+
+    @server.tool(annotations=_READ)
+    async def calculate_tax(amount: float, country_code: str) -> dict:
+        """Calculate the VAT or sales tax added on top of a net amount for a country (ISO code)."""
+        rate = vat_rate(country_code)
+        return {"rate": rate, "tax": round(amount * rate, 2), "gross": round(amount * (1 + rate), 2)}
+
+    @server.tool(annotations=_READ)
+    async def get_store_hours(city: str) -> str:
+        """Opening hours of a physical store."""
+        return data.HOURS.get(city.strip().lower(), "No store in that city.")
+
+    # --- tickets, escalation, email ------------------------------------------
+    @server.tool(annotations=_READ)
+    async def list_open_tickets(customer_id: str) -> list[dict]:
+        """List a customer's open support tickets."""
+        return data.TICKETS.get(customer_id, [])
+
+    @server.tool(annotations=_WRITE)
+    async def create_ticket(customer_id: str, subject: str, ctx: Context, priority: str = "normal") -> dict:
+        """Open a support ticket for a customer. Priority is low, normal or high."""
+        w = world(ctx)
+        w.customer(customer_id)
+        return w.record("ticket", customer_id=customer_id, subject=subject, priority=priority)
+
+    @server.tool(annotations=_WRITE)
+    async def escalate_to_human(reason: str, ctx: Context, order_id: str = "") -> dict:
+        """Hand a case to a human supervisor, for example a refund above the support limit."""
+        return world(ctx).record("escalate", reason=reason, order_id=order_id)
+
+    @server.tool(annotations=_WRITE)
+    async def send_email(customer_id: str, subject: str, body: str, ctx: Context) -> dict:
+        """Send an email to a customer."""
+        w = world(ctx)
+        w.customer(customer_id)
+        return w.record("email", customer_id=customer_id, subject=subject)
+
+    # --- the write log, for graders and humans -------------------------------
+    @server.resource(WRITES_URI_TEMPLATE, mime_type="application/json",
+                     description="The writes one conversation asked for, in order (JSON list).")
+    async def conversation_writes(conversation: str) -> str:
+        log = worlds.peek(conversation)
+        return json.dumps(log.writes if log else [])
+
+    return server

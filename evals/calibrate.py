@@ -1,0 +1,107 @@
+"""Propose gate bars from an accepted version's observed pass rates and their spread.
+
+    python evals/calibrate.py --version v3 --trials 10 [--write]
+    python evals/calibrate.py --from results/v3-....json [--write]     # from a stored run
+
+bar = Wilson 95% lower bound of the observed rate - a margin (code scorers 0.02, the
+judge 0.05: it is noisier), rounded down to 0.01. A bar asks "no worse than what we
+accepted, allowing for sampling noise"; it never asks for certainty the data can't give.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+import argparse
+import math
+import time
+from datetime import date
+
+from rich.table import Table
+
+from app.refund_agent.versions import load_version
+from evals import cli
+from evals.console import console
+from evals.dataset import load_rows
+from evals.record import load_record, save_record
+from evals.regression import DEFAULT_DATASET, new_record, summarise_record
+from evals.runner import Settings
+from evals.scorers import JUDGE_SCORERS, make_evaluators
+from evals.thresholds import DEFAULT_PATH, Bar, Thresholds, dump_toml, load_thresholds
+
+MARGIN = {"code": 0.02, "judge": 0.05}
+
+
+def propose(summary: dict) -> dict[str, Bar]:
+    bars = {}
+    for name, s in summary["scorers"].items():
+        if s["n"] == 0:
+            continue
+        margin = MARGIN["judge" if name in JUDGE_SCORERS else "code"]
+        bar = max(0.0, math.floor((s["low"] - margin) * 100) / 100)
+        bars[name] = Bar(bar=bar, observed=round(s["mean"], 4), low=round(s["low"], 4), high=round(s["high"], 4),
+                         n=s["n"], why=f"Wilson lower bound {s['low']:.3f} - margin {margin:.2f}")
+    return bars
+
+
+@cli.guarded
+def main(argv=None) -> int:
+    started = time.perf_counter()
+    p = argparse.ArgumentParser(prog="evals/calibrate.py", description=__doc__.splitlines()[0])
+    p.add_argument("--version", default="v3")
+    p.add_argument("--trials", type=int, default=10)
+    p.add_argument("--model")
+    p.add_argument("--judge", default="offline")
+    p.add_argument("--dataset", default=str(DEFAULT_DATASET))
+    p.add_argument("--parallelism", type=int, default=8)
+    p.add_argument("--from", dest="source", help="propose from a stored results file instead of running")
+    p.add_argument("--thresholds", default=str(DEFAULT_PATH))
+    p.add_argument("--write", action="store_true", help="write the proposal to the thresholds file")
+    a = p.parse_args(argv)
+    if a.source:
+        record = load_record(a.source)
+    else:
+        from evals.regression import execute
+
+        load_version(a.version)
+        make_evaluators(a.judge)
+        rows = load_rows(a.dataset)
+        ns = argparse.Namespace(version=a.version, baseline=None, model=a.model, judge=a.judge, trials=a.trials,
+                                parallelism=a.parallelism, timeout=120.0, only=None, tags=None, limit=None)
+        record = new_record(ns, [a.version], rows, a.dataset, cli.sha256_file(a.dataset),
+                            load_thresholds(a.thresholds), ["calibrate"] + (argv or sys.argv[1:]))
+        path = cli.REPO / "results" / f"calibrate-{a.version}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        settings = Settings(model=a.model, judge=a.judge, trials=a.trials, parallelism=a.parallelism,
+                            upload=False, print_table=False)
+        if not execute(record, [(r, t) for r in rows for t in range(a.trials)], settings, path):
+            return cli.EXIT_UNJUDGED
+        record.meta.complete = True
+        record.meta.elapsed_s = round(time.perf_counter() - started, 3)
+        record.summary = summarise_record(record, {})
+        save_record(record, path)
+        console.print(f"calibration run: {path}")
+    summary = summarise_record(record, {})[record.meta.version]
+    bars = propose(summary)
+    t = Table(title=f"proposed bars from {record.meta.version} ({summary['runs']} runs, {record.meta.trials} trials)")
+    for col in ("scorer", "observed", "95% CI", "n", "proposed bar", "why"):
+        t.add_column(col)
+    for name, b in bars.items():
+        t.add_row(name, f"{b.observed:.3f}", f"{b.low:.3f}-{b.high:.3f}", str(b.n), f"{b.bar:.2f}", b.why)
+    console.print(t)
+    provenance = {"version": record.meta.version, "model": record.meta.model, "judge": record.meta.judge,
+                  "trials": record.meta.trials, "date": date.today().isoformat(),
+                  "dataset_sha256": record.meta.dataset_sha256, "method": "wilson_low - margin (code 0.02, judge 0.05)"}
+    text = dump_toml(Thresholds(provenance=provenance, scorers=bars))
+    if a.write:
+        Path(a.thresholds).write_text(text)
+        console.print(f"wrote {a.thresholds}")
+    else:
+        console.print("not written (pass --write to save these bars)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Print one graded run from a results file: conversation, tool calls, verdicts.
+
+    python evals/show.py results/v3-20261129-101500.json ROW_ID [TRIAL] [--version V]
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+import argparse
+import json
+
+from app.refund_agent.errors import ConfigError
+from evals import cli
+from evals.console import console
+from evals.record import load_record
+
+
+@cli.guarded
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="evals/show.py", description=__doc__.splitlines()[0])
+    p.add_argument("results")
+    p.add_argument("row_id")
+    p.add_argument("trial", nargs="?", type=int, default=0)
+    p.add_argument("--version", help="which version's run (default: the candidate)")
+    a = p.parse_args(argv)
+    record = load_record(a.results)
+    version = a.version or record.meta.version
+    run = next((r for r in record.runs if r.row_id == a.row_id and r.trial == a.trial and r.version == version), None)
+    if run is None:
+        ids = sorted({r.row_id for r in record.runs})
+        hint = f"known rows: {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}"
+        raise ConfigError(f"{a.results}: no run {a.row_id}#{a.trial} for {version}; {hint}")
+    t = run.turn
+    failed = [n for n, v in run.verdicts.items() if v.passed is False]
+    console.print(f"[bold]{run.row_id}#{run.trial}[/] {run.job} model={t.get('model')} seed={run.seed}: "
+                  + ("[red]FAIL[/] " + ", ".join(failed) if failed else "[green]PASS[/]"))
+    if t.get("error"):
+        console.print(f"  agent error: {t['error']}", markup=False)
+    for m in t.get("messages", []):
+        console.print(f"  {m['role']:>9}: {m['content']}", markup=False)
+    for c in t.get("tool_calls", []):
+        reply = (f"error: {c['error']}" if c.get("error") is not None else
+                 "NO REPLY" if c.get("result") is None else json.dumps(c["result"]))
+        console.print(f"  -> {c['name']}({json.dumps(c['arguments'])})\n       <- {reply}", markup=False)
+    for w in t.get("writes", []):
+        console.print(f"  write {w.get('reference')}: {json.dumps(w)}", markup=False)
+    u = t.get("usage", {})
+    console.print(f"  {u.get('llm_calls', 0)} model calls, {u.get('prompt_tokens', 0)}+{u.get('completion_tokens', 0)} "
+                  f"tokens, {t.get('seconds', 0)} s")
+    for name, v in run.verdicts.items():
+        mark = {True: "[green]pass[/]", False: "[red]FAIL[/]", None: "n/a "}[v.passed]
+        console.print(f"  {mark} {name}: ", end="")
+        console.print(v.explanation, markup=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
