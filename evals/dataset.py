@@ -448,11 +448,13 @@ def row_to_datapoint(row: Row):
     or scorer can tell which row it is looking at."""
     from evaluatorq import DataPoint  # heavy import, only needed on this path
 
-    inputs = {"id": row.id, **row.inputs.model_dump(mode="json", exclude_none=True)}
+    # exclude_unset: which expect keys a row states is meaningful (an explicit
+    # "refunds": [] decides the refund question; an absent one leaves it open).
+    inputs = {"id": row.id, **row.inputs.model_dump(mode="json", exclude_unset=True)}
     return DataPoint(inputs=inputs, expected_output=row.expected_output)
 
 
 def row_to_json(row: Row) -> str:
     """One JSONL line for a row (e.g. when promoting a simulation finding);
     load_rows reads it back to an equal Row."""
-    return json.dumps(row.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+    return json.dumps(row.model_dump(mode="json", exclude_unset=True), ensure_ascii=False)

@@ -79,7 +79,9 @@ async def test_orders_and_customers(client, conv):
     a1008 = await call(client, conv, "get_order", order_id="A-1008")
     assert (a1008["total"], a1008["currency"], a1008["delivered"]) == (120.0, "SGD", "2026-10-10")
     ids = [o["order_id"] for o in await call(client, conv, "list_orders", customer_id="C-103")]
-    assert ids == ["A-1005", "A-1006", "A-1008"]
+    assert ids == ["A-1005", "A-1006"]  # seed golden answers depend on this list staying as it was
+    ids = [o["order_id"] for o in await call(client, conv, "list_orders", customer_id="C-102")]
+    assert ids == ["A-1004", "A-1007", "A-1008"]
     undelivered = [o["order_id"] for o in await call(client, conv, "list_orders", customer_id="C-100")
                    if o["status"] != "delivered"]
     assert undelivered == ["A-1002"]

@@ -30,7 +30,7 @@ ORDERS = {
                "status": "cancelled", "placed": "2026-08-11", "refunded": 0.0},
     "A-1007": {"customer": "C-102", "sku": "SKU-HP1", "total": 139.00, "currency": "USD",
                "status": "delivered", "placed": "2026-10-01", "delivered": "2026-10-05", "refunded": 139.0},
-    "A-1008": {"customer": "C-103", "sku": "SKU-KB4", "total": 120.00, "currency": "SGD",
+    "A-1008": {"customer": "C-102", "sku": "SKU-KB4", "total": 120.00, "currency": "SGD",
                "status": "delivered", "placed": "2026-10-06", "delivered": "2026-10-10", "refunded": 0.0},
 }
 SHIPMENTS = {"A-1002": {"carrier": "DHL", "tracking": "TRK-552", "eta": "2026-10-18", "delayed": True}}

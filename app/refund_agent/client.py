@@ -70,14 +70,24 @@ def _as_turns(message_or_turns: str | Sequence[str]) -> list[str]:
     return turns
 
 
+def _replies_after(messages: list, i: int) -> dict:
+    """The ToolMessages answering the AIMessage at i: those up to the next model message.
+    Matched within that span because models may reuse call ids across steps."""
+    replies = {}
+    for m in messages[i + 1:]:
+        if not isinstance(m, ToolMessage):
+            break
+        replies.setdefault(m.tool_call_id, m)
+    return replies
+
+
 def turn_from_messages(messages: list, *, version: Version, model: str, seed: int, writes: list[dict],
                        seconds: float, error: str | None) -> Turn:
     """Build the Turn contract from a LangGraph message list."""
-    replies = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
     calls, convo = [], []
     usage = Usage()
     user_text = " ".join(str(m.content) for m in messages if isinstance(m, HumanMessage))
-    for m in messages:
+    for i, m in enumerate(messages):
         if isinstance(m, HumanMessage):
             convo.append(Message(role="user", content=str(m.content)))
         elif isinstance(m, AIMessage):
@@ -88,6 +98,7 @@ def turn_from_messages(messages: list, *, version: Version, model: str, seed: in
             text = m.text if isinstance(m.text, str) else str(m.content)
             if text.strip():
                 convo.append(Message(role="assistant", content=redact(text, user_text) if version.redact else text))
+            replies = _replies_after(messages, i)
             for tc in m.tool_calls:
                 reply = replies.get(tc["id"])
                 call = ToolCall(name=tc["name"], arguments=dict(tc.get("args") or {}))
