@@ -57,6 +57,7 @@ class Meta(BaseModel):
     elapsed_s: float = 0.0
     complete: bool = False
     interrupted: bool = False
+    redacted: bool = False  # emails and phone numbers masked on every write (--redact-results)
 
 
 class Record(BaseModel):
@@ -99,6 +100,11 @@ def save_record(record: Record, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     with os.fdopen(fd, "w") as fh:
-        fh.write(record.model_dump_json(by_alias=True, indent=1))
+        if record.meta.redacted:
+            from evals.redaction import mask
+
+            fh.write(json.dumps(mask(record.model_dump(mode="json", by_alias=True)), indent=1))
+        else:
+            fh.write(record.model_dump_json(by_alias=True, indent=1))
     os.replace(tmp, path)
     return path

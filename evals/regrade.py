@@ -33,6 +33,7 @@ def main(argv=None) -> int:
     p.add_argument("--judge", help="judge to use (default: the one the run used)")
     p.add_argument("--thresholds", default=str(DEFAULT_PATH))
     p.add_argument("--out", help="where to write (default: <results>-regraded.json)")
+    p.add_argument("--report", metavar="PATH.html", help="write a self-contained HTML report")
     a = p.parse_args(argv)
     record = load_record(a.results)
     judge = a.judge or record.meta.judge
@@ -58,7 +59,7 @@ def main(argv=None) -> int:
     src = Path(a.results)
     out = Path(a.out) if a.out else src.with_name(src.stem + "-regraded.json")
     record.meta.elapsed_s = 0.0
-    return finish(record, out, thresholds.bars(), True, started)
+    return finish(record, out, thresholds.bars(), True, started, report=a.report)
 
 
 if __name__ == "__main__":

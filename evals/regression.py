@@ -18,7 +18,6 @@ if __package__ in (None, ""):  # run as a script: import the evals package, not 
 import argparse
 import asyncio
 import hashlib
-import json
 import time
 from datetime import datetime, timezone
 
@@ -27,10 +26,10 @@ from app.refund_agent.models import parse_spec
 from app.refund_agent.versions import load_version
 from evals import cli
 from evals.console import append_step_summary, console, markdown, print_summary
-from evals.dataset import DatasetError, Row, load_rows, rows_from_datapoints, select
+from evals.dataset import Row, load_rows, rows_from_datapoints, select
 from evals.record import Meta, Record, RunResult, load_record, save_record
 from evals.runner import Plan, Settings, run_plan
-from evals.scorers import make_evaluators
+from evals.scorers import SCORER_NAMES, make_evaluators
 from evals.summary import summarise
 from evals.thresholds import DEFAULT_PATH, load_thresholds
 
@@ -59,6 +58,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=str(cli.REPO / "results"), help="results directory")
     p.add_argument("--no-upload", action="store_true", help="do not upload to orq.ai even if ORQ_API_KEY is set")
     p.add_argument("--quiet", action="store_true", help="skip evaluatorq's own progress and table")
+    p.add_argument("--cache", nargs="?", const=str(cli.REPO / ".cache" / "model-calls.sqlite"), metavar="PATH",
+                   help="store model calls on disk (LangChain cache); reruns of unchanged calls cost nothing")
+    p.add_argument("--resume", metavar="RESULTS", help="finish an interrupted run: only the missing (row, trial) pairs")
+    p.add_argument("--redact-results", action="store_true", help="mask emails and phone numbers in the results file")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="with --baseline: also exit 1 when a scorer is significantly worse (McNemar p<0.05)")
+    p.add_argument("--report", metavar="PATH.html", help="write a self-contained HTML report")
     return p
 
 
@@ -68,6 +74,8 @@ def check_args(a: argparse.Namespace) -> None:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
     if a.timeout <= 0:
         raise ConfigError("--timeout must be positive")
+    if a.fail_on_regression and not a.baseline and not a.resume:
+        raise ConfigError("--fail-on-regression needs --baseline VERSION")
     if a.model:
         parse_spec(a.model)
 
@@ -140,7 +148,24 @@ def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, pa
                                 settings, on_runs))
 
 
-def finish(record: Record, path: Path, bars: dict[str, float], completed: bool, started: float) -> int:
+def add_judge_correction(record: Record) -> str | None:
+    """policy_judge reported twice: raw, and bias-corrected with the stored calibration."""
+    from evals.judge_correction import corrected, judge_warning, load_calibration
+
+    cal = load_calibration()
+    warning = judge_warning(record.meta.judge, cal)
+    if cal is not None and cal.get("judge") == record.meta.judge:
+        for summary in record.summary.values():
+            s = summary.get("scorers", {}).get("policy_judge")
+            if s and s["n"]:
+                s["corrected"] = corrected(s["passed"], s["n"], cal)
+    return warning
+
+
+def finish(record: Record, path: Path, bars: dict[str, float], completed: bool, started: float, *,
+           fail_on_regression: bool = False, report: str | None = None) -> int:
+    from evals.compare import compare, print_comparison, regressions
+
     record.meta.elapsed_s = round(record.meta.elapsed_s + time.perf_counter() - started, 3)
     record.meta.complete = completed
     record.meta.interrupted = not completed
@@ -152,22 +177,78 @@ def finish(record: Record, path: Path, bars: dict[str, float], completed: bool, 
         console.print(f"[yellow]interrupted[/]: {len(record.runs)} runs kept in {path} "
                       f"(complete it with --resume {path})")
         return cli.EXIT_UNJUDGED
+    warning = add_judge_correction(record)
     print_summary(cand, record.meta.version)
+    if warning:
+        console.print(f"[yellow]warning:[/] {warning}")
+    reasons = list(cand["verdict"]["reasons"])
     if record.meta.baseline:
         print_summary(record.summary[record.meta.baseline], record.meta.baseline)
-    verdict = cand["verdict"]
+        record.comparison = compare(record.runs_for(record.meta.baseline), record.runs_for(record.meta.version),
+                                    SCORER_NAMES, baseline=record.meta.baseline, candidate=record.meta.version)
+        print_comparison(record.comparison)
+        if fail_on_regression:
+            reasons += regressions(record.comparison)
     if cand["runs"] == 0:
         code, line = cli.EXIT_UNJUDGED, "no runs: nothing to judge"
-    elif verdict["passed"]:
-        code, line = cli.EXIT_PASS, "PASS: every scorer at or above its bar"
+    elif not reasons:
+        code, line = cli.EXIT_PASS, "PASS: every scorer at or above its bar" + (
+            ", and none significantly worse than " + record.meta.baseline if fail_on_regression and
+            record.meta.baseline else "")
     else:
-        code, line = cli.EXIT_FAIL, "FAIL: " + "; ".join(verdict["reasons"])
-    record.summary["verdict"] = {"exit_code": code, "line": line}
+        code, line = cli.EXIT_FAIL, "FAIL: " + "; ".join(reasons)
+    record.summary["verdict"] = {"exit_code": code, "line": line, "reasons": reasons}
     save_record(record, path)
     append_step_summary(markdown(cand, record.meta.version, line))
     console.print(f"[bold]{'[green]' if code == 0 else '[red]'}{line}[/][/]", markup=True)
+    if report:
+        from evals.report import write_report
+
+        console.print(f"report: {write_report(record, report)}")
     console.print(f"results: {path}   elapsed: {record.meta.elapsed_s:.2f} s")
     return code
+
+
+def enable_cache(path: str | None) -> object | None:
+    if not path:
+        return None
+    from app.refund_agent.cache import enable_cache as enable
+
+    return enable(path)
+
+
+def cache_line(cache) -> str:
+    st = cache.stats()
+    return f"model calls: {st['model_calls_made']} made, {st['served_from_cache']} served from cache"
+
+
+def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
+    """Run only the (row, trial) pairs an interrupted results file lacks, with its settings."""
+    path = Path(a.resume)
+    record = load_record(path)
+    m = record.meta
+    if m.complete:
+        console.print(f"{path} is already complete; nothing to resume")
+    versions = [m.version] + ([m.baseline] if m.baseline else [])
+    rows = [Row.model_validate(r) for r in record.rows]
+    have = {}
+    for r in record.runs:
+        have.setdefault((r.row_id, r.trial), set()).add(r.version)
+    pairs = [(row, t) for row in rows for t in range(m.trials) if have.get((row.id, t), set()) < set(versions)]
+    redo = {(row.id, t) for row, t in pairs}
+    record.runs = [r for r in record.runs if (r.row_id, r.trial) not in redo]  # drop half-done pairs
+    settings = Settings(model=None if m.model == load_version(m.version).model else m.model, judge=m.judge,
+                        trials=m.trials, parallelism=m.parallelism, timeout=m.timeout or 120.0,
+                        transport=getattr(m, "transport", "memory"), upload=not a.no_upload, print_table=not a.quiet)
+    console.print(f"resuming {path}: {len(pairs)} of {len(rows) * m.trials} (row, trial) pairs to run")
+    cache = enable_cache(a.cache)
+    completed = execute(record, pairs, settings, path) if pairs else True
+    if cache is not None:
+        record.meta.cache = cache.stats()
+        console.print(cache_line(cache))
+    record.meta.resumed = [*getattr(m, "resumed", []), argv]
+    return finish(record, path, m.thresholds or load_thresholds(a.thresholds).bars(), completed, started,
+                  fail_on_regression=a.fail_on_regression, report=a.report)
 
 
 @cli.guarded
@@ -176,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     a = parser().parse_args(argv)
     check_args(a)
+    if a.resume:
+        return resume(a, argv, started)
     versions = [a.version] + ([a.baseline] if a.baseline else [])
     for v in versions:
         load_version(v)
@@ -187,12 +270,19 @@ def main(argv: list[str] | None = None) -> int:
                         upload=not a.no_upload, print_table=not a.quiet)
     make_evaluators(a.judge)  # a bad judge spec is an argument error, before any agent runs
     record = new_record(a, versions, rows, source, digest, thresholds, argv)
+    record.meta.redacted = a.redact_results
+    record.meta.transport = a.transport
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     name = f"{a.version}-vs-{a.baseline}" if a.baseline else a.version
     path = Path(a.out) / f"{name}-{stamp}.json"
     pairs = [(row, trial) for row in rows for trial in range(a.trials)]
+    cache = enable_cache(a.cache)
     completed = execute(record, pairs, settings, path)
-    return finish(record, path, thresholds.bars(), completed, started)
+    if cache is not None:
+        record.meta.cache = cache.stats()
+        console.print(cache_line(cache))
+    return finish(record, path, thresholds.bars(), completed, started,
+                  fail_on_regression=a.fail_on_regression, report=a.report)
 
 
 if __name__ == "__main__":

@@ -66,3 +66,29 @@ def cohen_kappa(tp: int, fn: int, fp: int, tn: int) -> float:
 
 def z_for(confidence: float) -> float:
     return float(norm.ppf(0.5 + confidence / 2))
+
+
+def newcombe_paired_interval(both: int, b: int, c: int, neither: int, z: float = Z95) -> tuple[float, float, float]:
+    """Difference of matched pass rates (candidate - baseline) with Newcombe's (1998)
+    square-and-add interval for paired data: Wilson intervals of both margins combined with
+    the pairs' correlation (continuity-corrected, as in Newcombe's method 10 and Altman's
+    "Statistics with Confidence").
+    Unlike the Wald interval it stays inside [-1, 1] and does not collapse to a point when
+    there are no discordant pairs. both = pass on both, b = pass->fail, c = fail->pass,
+    neither = fail on both."""
+    n = both + b + c + neither
+    if n == 0:
+        return (0.0, -1.0, 1.0)
+    cand, base = both + c, both + b  # passes on each side
+    p1, p2 = cand / n, base / n
+    l1, u1 = wilson(cand, n, z)
+    l2, u2 = wilson(base, n, z)
+    margins = (both + c) * (b + neither) * (both + b) * (c + neither)
+    cross = both * neither - b * c
+    # the correction shrinks a positive correlation by n/2, so the interval never narrows on noise
+    cross = cross - n / 2 if cross > n / 2 else cross if cross < 0 else 0.0
+    phi = cross / sqrt(margins) if margins > 0 else 0.0
+    diff = p1 - p2
+    below = sqrt(max((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2, 0.0))
+    above = sqrt(max((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2, 0.0))
+    return (diff, max(-1.0, diff - below), min(1.0, diff + above))

@@ -1,0 +1,59 @@
+"""--cache: model calls stored on disk through LangChain's own cache layer.
+
+LangChain keys a chat model's cache entry on the serialized messages (system prompt,
+conversation, tool replies) and the model's llm_string (its identity, parameters such as
+seed and temperature, and the bound tools). So a rerun of an unchanged version makes no
+model calls, and a changed prompt misses for exactly the calls it changes. Trials use
+seeds 0..N-1, so the trial is part of the key through the seed.
+
+The store is langchain-community's SQLiteCache (any BaseCache would plug in the same way);
+the subclass only counts hits and misses so the summary can say what the cache served.
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+from pathlib import Path
+
+from langchain_core.globals import set_llm_cache
+
+DEFAULT_PATH = Path(".cache") / "model-calls.sqlite"
+
+
+def _sqlite_cache_class():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # langchain-community announces its sunset on import
+        from langchain_community.cache import SQLiteCache
+    return SQLiteCache
+
+
+class CountingCache(_sqlite_cache_class()):
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        super().__init__(database_path=str(path))
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def lookup(self, prompt: str, llm_string: str):
+        found = super().lookup(prompt, llm_string)
+        with self._lock:
+            if found is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return found
+
+    def stats(self) -> dict:
+        return {"served_from_cache": self.hits, "model_calls_made": self.misses}
+
+
+def enable_cache(path: str | Path = DEFAULT_PATH) -> CountingCache:
+    """Route every LangChain chat model in this process through the on-disk cache."""
+    cache = CountingCache(Path(path))
+    set_llm_cache(cache)
+    return cache
+
+
+def disable_cache() -> None:
+    set_llm_cache(None)

@@ -1,0 +1,52 @@
+"""Hand-built results records with known verdict counts, for compare / report tests."""
+from __future__ import annotations
+
+from evals.record import Meta, Record, RunResult, Verdict
+
+SCORERS = ["refund_outcome", "policy_judge"]
+
+
+def row(row_id: str, message: str = "Refund order A-1001 in full.") -> dict:
+    return {"id": row_id, "inputs": {"message": message, "tags": ["refund"], "source": "manual",
+                                     "expect": {"refunds": [{"order_id": "A-1001"}]}},
+            "expected_output": "Refunds A-1001 in full (129 EUR)."}
+
+
+def turn(version: str, seed: int, answer: str = "Refunded 129.00 EUR for A-1001 (W-0001).",
+         user: str = "Refund order A-1001 in full.") -> dict:
+    return {"version": version, "model": "offline", "seed": seed, "answer": answer,
+            "messages": [{"role": "user", "content": user}, {"role": "assistant", "content": answer}],
+            "tool_calls": [{"name": "refund_order", "arguments": {"order_id": "A-1001", "amount": 129.0},
+                            "result": {"ok": True, "reference": "W-0001"}, "error": None}],
+            "writes": [{"action": "refund", "order_id": "A-1001", "amount": 129.0, "reference": "W-0001"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "llm_calls": 2}, "seconds": 0.0, "error": None}
+
+
+def run(version: str, row_id: str, trial: int, verdicts: dict[str, bool | None], **turn_kw) -> RunResult:
+    return RunResult(row_id=row_id, trial=trial, seed=trial, version=version, job=f"refund-agent@{version}",
+                     turn=turn(version, trial, **turn_kw),
+                     verdicts={n: Verdict(passed=p, explanation=f"{version} {row_id}#{trial} {n}: "
+                                          + {True: "pass", False: "fail", None: "n/a"}[p])
+                               for n, p in verdicts.items()})
+
+
+def runs_from_pairs(version_a: str, version_b: str, pairs: list[tuple[bool | None, bool | None]],
+                    scorer: str = "refund_outcome", trials: int = 1):
+    """Two run lists whose (row, trial) k carries verdict pairs[k] for `scorer` (the other
+    scorer always passes on both)."""
+    a, b = [], []
+    for k, (pa, pb) in enumerate(pairs):
+        rid, trial = f"r{k // trials:03d}", k % trials
+        other = "policy_judge" if scorer != "policy_judge" else "refund_outcome"
+        a.append(run(version_a, rid, trial, {scorer: pa, other: True}))
+        b.append(run(version_b, rid, trial, {scorer: pb, other: True}))
+    return a, b
+
+
+def record(version: str, runs: list[RunResult], rows: list[dict], *, baseline: str | None = None,
+           sha: str = "a" * 64, trials: int = 1) -> Record:
+    meta = Meta(version=version, baseline=baseline, model="offline", judge="offline", dataset="datasets/x.jsonl",
+                dataset_sha256=sha, trials=trials, seeds=list(range(trials)), parallelism=1,
+                thresholds={"refund_outcome": 0.8, "policy_judge": 0.7}, started="2026-11-29T10:00:00+00:00",
+                complete=True)
+    return Record(meta=meta, rows=rows, runs=runs)
