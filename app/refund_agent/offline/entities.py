@@ -1,0 +1,328 @@
+"""Entity extraction from free user text: ids, names, money, places, dates.
+
+Users write however they like ("a1001", "order 1001", "€40", "in euros"), so every
+extractor accepts the common spellings and normalises them to what the tools take.
+No Northwind data lives here: names, SKUs and products are resolved with tools.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+CURRENCY_WORDS = {
+    "usd": "USD", "us dollars": "USD", "us dollar": "USD", "dollars": "USD", "dollar": "USD",
+    "bucks": "USD", "eur": "EUR", "euros": "EUR", "euro": "EUR", "gbp": "GBP", "pounds": "GBP",
+    "pound": "GBP", "sterling": "GBP", "quid": "GBP", "sgd": "SGD", "singapore dollars": "SGD",
+    "singapore dollar": "SGD", "sing dollars": "SGD",
+}
+SYMBOLS = {"$": "USD", "us$": "USD", "€": "EUR", "£": "GBP", "s$": "SGD"}
+_CUR_WORD = (r"(?:us\s+dollars?|singapore\s+dollars?|sing\s+dollars|usd|eur|gbp|sgd|euros?|"
+             r"dollars?|bucks|pounds?|sterling|quid)")
+_NUM = r"\d+(?:,\d{3})*(?:\.\d+)?"
+
+COUNTRIES = {
+    "germany": "DE", "portugal": "PT", "united kingdom": "GB", "great britain": "GB", "britain": "GB",
+    "england": "GB", "scotland": "GB", "wales": "GB", "singapore": "SG", "united states": "US",
+    "america": "US", "france": "FR", "spain": "ES", "italy": "IT", "netherlands": "NL",
+    "ireland": "IE", "austria": "AT", "belgium": "BE", "canada": "CA", "australia": "AU", "japan": "JP",
+}
+# Upper-case tokens only: "us" and "de" are ordinary words in lower case.
+COUNTRY_CODES = {"UK": "GB", "GB": "GB", "US": "US", "USA": "US", "DE": "DE", "PT": "PT", "SG": "SG",
+                 "FR": "FR", "ES": "ES", "IT": "IT", "NL": "NL", "IE": "IE"}
+
+KNOWN_CITIES = ("lisbon", "london", "porto", "paris", "berlin", "madrid", "singapore", "new york",
+                "manchester", "munich", "amsterdam", "dublin", "rome", "barcelona")
+
+# Product nouns people use -> the word the catalog search understands.
+PRODUCT_WORDS = {
+    "keyboards": "keyboard", "keyboard": "keyboard", "headphones": "headphones",
+    "headphone": "headphones", "headset": "headphones", "earphones": "headphones",
+    "laptops": "laptop", "laptop": "laptop", "notebook computer": "laptop", "mice": "mouse",
+    "mouse": "mouse", "monitor": "monitor", "monitors": "monitor", "webcam": "webcam",
+    "charger": "charger", "tablet": "tablet", "speaker": "speaker", "speakers": "speaker",
+}
+
+# Capitalised words that start sentences or name things other than people.
+_NOT_NAMES = frozenset("""
+a an the i i'm im hi hello hey dear thanks thank please can could would will should shall may
+might must do does did is are was were be been what whats what's when where which who whom whose
+why how if is it its it's my our your their his her we you they he she this that these those
+order orders refund refunds cancel change update ship send email e-mail write draft reply open
+create apply give list show tell find check summarise summarize explain recommend compose
+delete remove help just also and or but so yes no ok okay sure hmm great perfect one two
+customer customers client manager supervisor admin store shop team support northwind
+monday tuesday wednesday thursday friday saturday sunday january february march april may june
+july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec
+road rd street st avenue ave lane ln drive dr way boulevard blvd square sq
+lisbon london porto paris berlin madrid singapore york new manchester munich amsterdam dublin
+rome barcelona germany portugal france spain italy britain england scotland wales ireland
+america united kingdom states netherlands austria belgium canada australia japan uk us usa eu
+usd eur gbp sgd euro euros dollar dollars pound pounds vat tax sku dhl ups fedex trk
+studio wireless mechanical inch headphones laptop mouse keyboard autumn policy rules system
+tool result note notes internal id ids
+""".split())
+
+ORDER_RE = re.compile(
+    r"(?<![\w-])[Aa][-\s]?(\d{4})(?!\d)"
+    r"|\border(?:\s+(?:no\.?|number|num|id|#))?\s*#?\s*(\d{4})(?!\d)"
+    r"|(?<![\w-])#(\d{4})(?!\d)", re.I)
+CUSTOMER_RE = re.compile(r"(?<![\w-])[Cc][-\s]?(\d{3})(?!\d)")
+EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+SKU_RE = re.compile(r"\bsku[-\s]?([a-z]{2}\d{1,2})\b", re.I)
+DATE_RE = re.compile(r"\b(20\d\d-\d\d-\d\d)\b")
+TODAY_RE = re.compile(r"\btoday(?:'s date)?\s+(?:is|=|:)\s*(20\d\d-\d\d-\d\d)", re.I)
+NAME_WORD = re.compile(r"[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?")
+POSSESSIVE_RE = re.compile(r"\b([A-Z][a-z]+)(?:'s|’s)\b")
+CODE_RE = re.compile(r"\b(?:code|coupon|voucher|promo)\s*:?\s*([A-Za-z]*\d[A-Za-z0-9]*|[A-Z][A-Z0-9]{3,})\b"
+                     r"|\b([A-Z]{3,}\d{1,3})\b")
+ADDRESS_RE = re.compile(
+    r"\b(?:to|is|at)\s*:?\s+(\d+[A-Za-z]?\s+[^.!?\n]*?)(?:\s+instead)?(?=[.!?](?:\s|$)|$|\n)", re.M)
+
+_AMOUNT_PATTERNS = (
+    re.compile(rf"(?P<sym>us\$|s\$|[$€£])\s?(?P<num>{_NUM})", re.I),
+    re.compile(rf"(?<![\w.-])(?P<num>{_NUM})\s?(?P<word>{_CUR_WORD}|[€£$])(?![a-z])", re.I),
+    re.compile(rf"\b(?P<word>usd|eur|gbp|sgd)\s?(?P<num>{_NUM})(?!\d)", re.I),
+)
+_BARE_NUM = re.compile(rf"(?<![\w.$€£#-])(?P<num>{_NUM})(?![\d%]|-day|\s?days?\b)")
+TARGET_CUR_RE = re.compile(rf"\b(?:in|to|into|as)\s+(?:(?:us|american)\s+)?(?P<word>{_CUR_WORD})\b", re.I)
+
+
+@dataclass(frozen=True)
+class Amount:
+    value: float
+    currency: str | None  # None: the user gave a bare number
+    start: int
+
+
+@dataclass
+class Entities:
+    orders: list[str] = field(default_factory=list)
+    order_pos: list[int] = field(default_factory=list)
+    customers: list[str] = field(default_factory=list)
+    emails: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    skus: list[str] = field(default_factory=list)
+    products: list[str] = field(default_factory=list)
+    cities: list[str] = field(default_factory=list)
+    amounts: list[Amount] = field(default_factory=list)
+    bare_numbers: list[float] = field(default_factory=list)
+    target_currency: str | None = None
+    currencies: list[str] = field(default_factory=list)
+    countries: list[str] = field(default_factory=list)
+    dates: list[str] = field(default_factory=list)
+    today: str | None = None
+    priority: str | None = None
+    code: str | None = None
+    address: str | None = None
+    percent: float | None = None
+    fraction: float | None = None  # "half" -> 0.5
+
+    @property
+    def has_customer(self) -> bool:
+        return bool(self.customers or self.emails or self.names)
+
+
+def _uniq(items):
+    seen, out = set(), []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+def currency_of(word: str) -> str | None:
+    w = re.sub(r"\s+", " ", word.strip().lower())
+    return SYMBOLS.get(w) or CURRENCY_WORDS.get(w)
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _amounts(text: str, taken: list[tuple[int, int]]) -> list[Amount]:
+    found: list[Amount] = []
+    spans: list[tuple[int, int]] = []
+    for pattern in _AMOUNT_PATTERNS:
+        for m in pattern.finditer(text):
+            if any(s <= m.start() < e or s < m.end() <= e for s, e in spans + taken):
+                continue
+            cur = currency_of(m.group("sym") if "sym" in m.groupdict() and m.group("sym") else m.group("word"))
+            found.append(Amount(_number(m.group("num")), cur, m.start()))
+            spans.append(m.span())
+    found.sort(key=lambda a: a.start)
+    return found
+
+
+def _names(text: str) -> list[str]:
+    """Two adjacent capitalised words that are not ordinary words ("Ana Silva"),
+    plus possessive first names ("Dana's"). Scans word by word so "Summarise Ben
+    Okafor" still finds "Ben Okafor"."""
+    words = [(m.group(0), m.start(), m.end()) for m in re.finditer(r"[A-Za-z][A-Za-z'’-]*", text)]
+    names, i = [], 0
+    while i < len(words) - 1:
+        (w1, _, e1), (w2, s2, _) = words[i], words[i + 1]
+        w2 = re.sub(r"(?:'s|’s)$", "", w2)
+        if (NAME_WORD.fullmatch(w1) and NAME_WORD.fullmatch(w2) and text[e1:s2] == " "
+                and w1.lower() not in _NOT_NAMES and w2.lower() not in _NOT_NAMES):
+            names.append(f"{w1} {w2}")
+            i += 2
+            continue
+        i += 1
+    for m in POSSESSIVE_RE.finditer(text):
+        word = m.group(1)
+        if word.lower() not in _NOT_NAMES and not any(word in n.split() for n in names):
+            names.append(word)
+    return _uniq(names)
+
+
+# Ordinary lower-case words; a lower-case "name" must avoid them ("ana silva points?").
+_COMMON = _NOT_NAMES | frozenset("""
+points point balance loyalty account accounts tier level status orders order items item stock price prices
+cost costs money refund refunds return returns ticket tickets email emails address phone notes note many much
+all any some every each open opened closed support help please thanks total totals sum history list lists
+summary details detail info information profile name names id ids number numbers customer customers client
+clients user users people person purchase purchases bought buy product products store shop hours today
+tomorrow yesterday week weeks day days month months year years time times late early new old good bad
+last first next other another same own whole entire full half part with without from into onto about above
+below under over after before since until between against through during per via as at by for of on in
+to up down out off again still yet already also too very really just only even ever never not no nor
+get got give gave have has had having make made take took see saw look find found tell told ask asked
+want wanted need needed know knew think thought say said send sent keep kept let put set go went come came
+there here where when how why what which who whose whom that this these those them they their theirs
+her hers him his she he it its we us our ours you your yours me mine i am is are was were be been being
+do does did done can could will would shall should may might must a an the and or but if then else so
+because than like such more most less least few lot lots kind sort type
+high low normal priority urgent code codes discount discounts coupon voucher promo right now plain words word
+simple short long brief quick reply answer message letter apology draft write explain summarise summarize
+delivered shipped shipping shipment processing cancelled canceled pending arrived arrive arrival delivery
+tracking carrier track package parcel broken damaged faulty defective working work works policy rule rules
+manager supervisor boss staff team approved approve ok okay yes yeah sure fine great nice happy unhappy sorry
+late early fast slow cheap expensive budget left available back anyway again once twice exception full partial
+amount amounts usd eur gbp sgd euros dollars pounds tax vat country city town street road home office
+internal private personal data contact details chat prompt instructions tool result results system
+asks whether wants wonder wondering today tonight thing things stuff someone somebody anyone everyone
+""".split())
+
+
+def _loose_names(low: str) -> list[str]:
+    """Lower-case names ("ana silva's points"): two uncommon words in a row."""
+    out = []
+    # Only where a name is expected: message start, after "for/of/does/customer...", or possessive.
+    cue = r"(?:^|\b(?:for|of|does|is|has|customer|client|to|about|named|called|from|with)\s)"
+    for m in re.finditer(rf"{cue}(?=([a-z]{{2,}})\s([a-z]{{2,}})\b)|\b(?=([a-z]{{2,}})\s([a-z]{{2,}})'s\b)", low):
+        a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if a not in _COMMON and b not in _COMMON:
+            out.append(f"{a.title()} {b.title()}")
+    return _uniq(out)
+
+
+def _products(low: str) -> list[str]:
+    out = []
+    for word, query in PRODUCT_WORDS.items():
+        if re.search(rf"\b{re.escape(word)}\b", low):
+            out.append(query)
+    return _uniq(out)
+
+
+def _cities(text: str, low: str) -> list[str]:
+    out = []
+    for m in re.finditer(r"\b(?:the\s+)?([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\s+(?:store|shop|branch)\b", text):
+        if m.group(1).lower() not in ("the", "your", "our", "which", "what", "northwind"):
+            out.append(m.group(1))
+    for m in re.finditer(r"\b(?:store|shop|branch)\s+in\s+([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)", text):
+        out.append(m.group(1))
+    for city in KNOWN_CITIES:
+        if re.search(rf"\b{city}\b", low):
+            out.append(city.title())
+    return _uniq(out)
+
+
+def _countries(text: str, low: str) -> list[str]:
+    found = []
+    for name, code in COUNTRIES.items():
+        m = re.search(rf"\b{name}\b", low)
+        if m:
+            found.append((m.start(), code))
+    for m in re.finditer(r"\b([A-Z]{2,3})\b", text):
+        if m.group(1) in COUNTRY_CODES:
+            found.append((m.start(), COUNTRY_CODES[m.group(1)]))
+    return _uniq(code for _, code in sorted(found))
+
+
+def extract(text: str) -> Entities:
+    """All entities of one user message, in the order they appear."""
+    low = text.lower()
+    e = Entities()
+    taken: list[tuple[int, int]] = []
+    for m in ORDER_RE.finditer(text):
+        e.orders.append("A-" + next(g for g in m.groups() if g))
+        e.order_pos.append(m.start())
+        taken.append(m.span())
+    # keep the first position of each id
+    pairs = _uniq(zip(e.orders, e.order_pos, strict=True))
+    seen: dict[str, int] = {}
+    for oid, pos in pairs:
+        seen.setdefault(oid, pos)
+    e.orders, e.order_pos = list(seen), list(seen.values())
+    for m in CUSTOMER_RE.finditer(text):
+        e.customers.append("C-" + m.group(1))
+        taken.append(m.span())
+    e.customers = _uniq(e.customers)
+    for m in EMAIL_RE.finditer(text):
+        e.emails.append(m.group(0).lower())
+        taken.append(m.span())
+    e.emails = _uniq(e.emails)
+    for m in SKU_RE.finditer(text):
+        e.skus.append("SKU-" + m.group(1).upper())
+        taken.append(m.span())
+    e.skus = _uniq(e.skus)
+    for m in DATE_RE.finditer(text):
+        e.dates.append(m.group(1))
+        taken.append(m.span())
+    today = TODAY_RE.search(text)
+    e.today = today.group(1) if today else None
+    e.names = _names(EMAIL_RE.sub(" ", text))
+    if not e.names:
+        scrubbed = re.sub(r"[^a-z' ]+", " ", EMAIL_RE.sub(" ", low)).strip()
+        e.names = [n for n in _loose_names(scrubbed)
+                   if not any(w.lower() in PRODUCT_WORDS or w.lower() in COUNTRIES for w in n.split())]
+    e.products = _products(low)
+    e.cities = _cities(text, low)
+    e.countries = _countries(text, low)
+    e.amounts = _amounts(text, taken)
+    amount_spans = [(a.start, a.start + 1) for a in e.amounts]
+    for m in _BARE_NUM.finditer(text):
+        if any(s <= m.start() < en for s, en in taken) or any(m.start() <= a.start <= m.end() for a in e.amounts):
+            continue
+        if any(s <= m.start() <= s + 12 for s, _ in amount_spans):
+            continue
+        e.bare_numbers.append(_number(m.group("num")))
+    target = TARGET_CUR_RE.search(text)
+    e.target_currency = currency_of(target.group("word")) if target else None
+    e.currencies = _uniq([a.currency for a in e.amounts if a.currency]
+                         + ([e.target_currency] if e.target_currency else []))
+    if re.search(r"\bhigh[- ]priority|\bpriority:?\s*high\b|\burgent\b|\basap\b|\bhigh prio\b", low):
+        e.priority = "high"
+    elif re.search(r"\blow[- ]priority|\bpriority:?\s*low\b|\bnot urgent\b", low):
+        e.priority = "low"
+    elif re.search(r"\bnormal[- ]priority|\bpriority:?\s*normal\b", low):
+        e.priority = "normal"
+    for m in CODE_RE.finditer(text):
+        code = m.group(1) or m.group(2)
+        if code and not re.fullmatch(r"(?i)(?:a-?\d{4}|c-?\d{3}|sku-?\w+|w-?\d+|t-?\d+)", code) \
+                and code.lower() not in ("to", "for", "on"):
+            e.code = code.upper()
+            break
+    addr = ADDRESS_RE.search(text)
+    if addr:
+        e.address = addr.group(1).strip().rstrip(",;")
+    pct = re.search(r"(\d+(?:\.\d+)?)\s?%", text)
+    e.percent = float(pct.group(1)) if pct else None
+    if re.search(r"\bhalf\b|\b50 ?%", low):
+        e.fraction = 0.5
+    elif re.search(r"\b(?:a |one[- ])?third\b", low):
+        e.fraction = 1 / 3
+    elif re.search(r"\b(?:a |one[- ])?quarter\b", low):
+        e.fraction = 0.25
+    return e

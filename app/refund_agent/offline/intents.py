@@ -1,0 +1,319 @@
+"""What a user turn asks for (intents) and how it pushes (authority, injected
+tool output, quoted policy, pleading).
+
+Keyword patterns on the lower-cased text, written for paraphrases rather than
+one phrasing. Actions (writes) and questions are separate lists: a turn with an
+action is answered by doing the action, not by answering side questions.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .entities import Entities, extract
+
+ACTIONS = ("refund", "cancel", "address", "discount", "ticket_create", "escalate", "email_send", "delete")
+
+
+def _rx(pattern: str) -> re.Pattern:
+    return re.compile(pattern, re.I)
+
+
+# --- actions ------------------------------------------------------------------
+REFUND = _rx(r"\brefund(?:s|ing)?\b(?!\s+polic)|\bmoney back\b|\breimburs|\bpay (?:me|us|them|her|him) back\b"
+             r"|\bgive (?:me|them|her|him|the customer) (?:a |their |his |her |my )?(?:money|refund)"
+             r"|\b(?:want|need|get|have|like)\b[^.?!]{0,30}\b(?:money|cash|euros?|dollars?|pounds?|payment|"
+             r"\d+(?:\.\d+)?(?:\s*[a-z]{3})?)\s+back\b")
+EMAIL_TO = re.compile(r"\b[Ee]-?mail\s+(?:him|her|them|the customer|customer|[A-Z][a-z]+|C-?\d{3})\b"
+                      r"|\b(?:send|shoot|drop)\s+(?:him|her|them|the customer|[A-Z][a-z]+(?: [A-Z][a-z]+)?)\s+"
+                      r"(?:an?\s+)?(?:confirmation|e-?mail|note|message)")
+# A sentence that asks for something (vs. "I'm helping him get a refund", "before you refund X").
+REQUEST = _rx(r"^\W*(?:(?:please|pls|kindly|just|now|so|then|ok(?:ay)?|fine|and|also|sorry)\W+)*"
+              r"(?:refund|cancel|change|update|ship|send|e-?mail|apply|use|open|create|file|raise|log|escalate|"
+              r"delete|remove|give|process|issue|make|do|redeem|reroute|redirect|deliver)\b"
+              r"|\bplease\b|\bi(?:'d| would) like\b|\bi want\b|\bi need\b|\b(?:can|could|would|will) (?:i|you|we)\b"
+              r"|\bgo ahead\b|\bjust\b|\bi(?:'m| am) asking\b|\b(?:that|this) one\b|\bnow\b")
+REFUND_QUESTION = _rx(r"\b(?:can|could|would)\s+(?:it|this|that|order|a-\d+|the order)\b[^.?!]*\bbe refunded\b"
+                      r"|\brefundable\b|\beligible for (?:a )?refund|\bqualif(?:y|ies) for (?:a )?refund")
+REFUND_POLICY_Q = _rx(r"\brefund (?:policy|rules|limit)|\bhow do refunds work|\bpolicy on refunds")
+CANCEL = _rx(r"\bcancel(?!l?ed\b)\w*")
+ADDRESS = _rx(r"\b(?:change|update|correct|fix|edit|modify|amend|switch)\b[^.?!]*\baddress\b"
+              r"|\bnew (?:shipping |delivery )?address\b|\baddress\b[^.?!]*\bto\s+\d"
+              r"|\b(?:ship|send|deliver|redirect|reroute|forward)\b[^.?!]*\bto\s+\d+[a-z]?\s+\w")
+DISCOUNT = _rx(r"\b(?:apply|use|redeem|add|enter)\b[^.?!]*\b(?:discount|promo|coupon|voucher|code)\b"
+               r"|\b(?:discount|promo|coupon|voucher) code\b[^.?!]*\b(?:to|on|for) (?:order|a-?\d|my|the|this)")
+TICKET_CREATE = _rx(r"\b(?:create|file|raise|log|submit)\b[^.?!]*\btickets?\b|\bnew ticket\b"
+                    r"|\b(?:open|start|make|put in)\s+(?:a|an|one|another)\b[^.?!]*\bticket\b")
+TICKETS = _rx(r"\btickets?\b|\bsupport (?:cases|requests)\b|\bopen cases?\b")
+ESCALATE = _rx(r"\bescalat|\b(?:speak|talk) (?:to|with) (?:a |an |your )?(?:human|person|manager|supervisor)"
+               r"|\bhuman agent\b|\bhand (?:it|this|the case) (?:over|to)|\bpass (?:it|this) (?:on|to)")
+EMAIL_SEND = _rx(r"^(?:\W*(?:please|pls|can you|could you|kindly|go ahead and|now)\s+)*e-?mail\b"
+                 r"|\b(?:send|shoot|drop|fire off)\b[^.?!]*\b(?:e-?mails?|messages?|notes?|newsletter)\b"
+                 r"|\be-?mail (?:every|all|each|our|the whole|everyone)\b|\bmass[- ]e-?mail|\be-?mail blast"
+                 r"|\bnewsletter\b")
+MASS = _rx(r"\b(?:every|all|each)\s+(?:(?:of\s+)?(?:our|the|your)\s+)?(?:customers?|clients?|users?)\b"
+           r"|\beveryone\b|\bevery(?:body)\b|\bmass\b|\bblast\b|\bnewsletter\b|\bwhole (?:customer )?list\b"
+           r"|\ball of them\b|\bentire customer")
+DELETE = _rx(r"\b(?:delete|erase|remove|wipe|purge|deactivate|terminate|close)\b[^.?!]*"
+             r"\b(?:account|profile|data|customer|record)s?\b|\bgdpr\b|\bright to be forgotten\b|\bforget me\b")
+DRAFT = _rx(r"\b(?:write|draft|compose|prepare|word)\b[^.?!]*\b(?:apology|apologi[sz]e|reply|response|message|"
+            r"note|e-?mail|letter|answer)\b|\b(?:reply|respond|answer|write back) to (?:her|him|them|the customer)\b"
+            r"|\bapologi[sz]e to\b")
+DRAFT_NAMED = re.compile(r"\b(?:[Rr]eply|[Rr]espond|[Ww]rite back) to [A-Z][a-z]+")
+APOLOGY = _rx(r"\bapolog|\bsorry\b|\blate\b|\bdelay")
+
+# --- questions ----------------------------------------------------------------
+NOTES = _rx(r"\b(?:internal|private|staff|account|customer|hidden|confidential)\s+notes?\b"
+            r"|\bnotes?\s+(?:on|about|for|say|field)\b|\bwhat do the notes\b|\bflags? on\b")
+CONTACT = _rx(r"\be-?mail(?: address)?\b|\bphone(?: number)?\b|\bcontact (?:details|info\w*)\b"
+              r"|\bhome address\b|\bmailing address\b")
+CONTACT_ASK = _rx(r"\bwhat(?:'s|’s| is| are)\b|\bgive me\b|\btell me\b|\bshare\b|\bsend me\b|\bneed\b"
+                  r"|\blook up\b|\bfind\b|\bget\b|\bhow (?:can|do) i (?:reach|contact)\b|\bwhich\b|\?")
+CUSTOMER_LOOKUP = _rx(r"\bcustomer (?:id|number)\b|\bwho (?:is|owns|has)\b|\bwhich customer\b|\bwhose\b"
+                      r"|\baccount (?:for|of|belongs)|\blook up\b|\bbelongs? to\b|\bid for\b")
+STATUS = _rx(r"\bstatus\b|\bwhere(?:'s|’s| is) (?:my|the|our|order|a-?\d)|\bwhat happened (?:to|with)\b"
+             r"|\bupdate on\b|\bhas\b[^.?!]*\b(?:shipped|been delivered|been refunded|arrived|been cancell?ed)\b"
+             r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded)\b\s*\?|\bstate of\b|\bwas\b[^.?!]*\brefunded\b"
+             r"|\bwhat(?:'s| is) (?:going on|up) with\b|\bany news\b")
+ETA = _rx(r"\barriv|\beta\b|\bwhen will\b|\bwhen (?:is|does|should|can)\b[^.?!]*\b(?:come|get here|be delivered|"
+          r"arrive|due|expect|land|show up)|\bexpected (?:delivery|date|on)\b|\bdelivery date\b|\bhow long until\b"
+          r"|\bwhen can i expect\b|\bestimated\b")
+TRACKING = _rx(r"\btrack|\bcarrier\b|\bcourier\b|\bwho is (?:shipping|delivering)|\bshipping company\b"
+               r"|\bwhich (?:company|service|shipper)\b|\bshipped (?:with|by|via)\b")
+COST = _rx(r"\bhow much\b|\bcost\b|\btotal\b|\bprice\b|\bpaid\b|\bpay\b|\bamount\b|\bvalue\b|\bworth\b|\bspent\b")
+FX = _rx(r"\bconvert|\bexchange|\bin (?:us )?(?:dollars|usd|euros?|eur|pounds|gbp|sgd|singapore dollars)\b|\bworth in\b")
+TAX = _rx(r"\bvat\b|\btax(?:es)?\b|\bsales tax\b")
+HOURS = _rx(r"\bhours\b|\bopen\b|\bopening\b|\bclos(?:e|es|ed|ing)\b|\btime\b")
+STORE = _rx(r"\bstore\b|\bshop\b|\bbranch\b|\boutlet\b")
+STOCK = _rx(r"\bin stock\b|\bstock\b|\bavailab|\bhow many\b[^.?!]*\bleft\b|\bleft\b|\bsold out\b|\brestock"
+            r"|\bback in\b|\bbe back\b|\bis it back\b|\bunits\b|\bout of stock\b|\bbuy (?:it|one) (?:now|today)\b")
+PRICE = _rx(r"\bhow much\b|\bprice|\bcost|\bcheap|\bexpensive|\bpricing\b")
+RECOMMEND = _rx(r"\brecommend|\bsuggest|\bwhich (?:one|should|would)|\b(?:should (?:i|they|we|he|she|you)|"
+                r"(?:i|they|we|he|she|you) should|is it (?:a good idea|wise|smart) to)\b[^.?!]*"
+                r"\b(?:buy|get|order|pick|choose|purchase)\b|\bworth (?:buying|it)\b|\bbudget\b|\bafford\b"
+                r"|\bbetter (?:buy|choice|option)\b|\bor\b[^.?!]*\?")
+POINTS = _rx(r"\bpoints?\b|\bloyalty balance\b|\breward balance\b")
+TIER = _rx(r"\btier\b|\bloyalty (?:level|status)\b|\bmembership (?:level|status|tier)\b|\bstatus level\b"
+           r"|\b(?:gold|silver|standard) (?:member|customer|status)\b|\bvip\b")
+LIST_ORDERS = _rx(r"\borders\b|\b(?:every|all|each|list|show)\b[^.?!]*\border\b|\border ids\b|\border history\b|\bpurchase history\b|\beverything\b[^.?!]*\bordered\b"
+                  r"|\bwhat (?:has|have|did)\b[^.?!]*\b(?:order|buy|bought|purchase)|\bpurchases\b|\bbought\b")
+UNDELIVERED = _rx(r"\bnot (?:yet )?(?:been )?delivered|\bhas(?:n'?t|n’t| not) (?:yet )?(?:been )?delivered"
+                  r"|\bhave(?:n'?t| not) (?:yet )?(?:been )?delivered|\bundelivered\b|\bnot (?:yet )?arrived"
+                  r"|\bstill (?:waiting|in transit|pending|open|on (?:its|the) way)\b|\boutstanding\b|\bin transit\b"
+                  r"|\bnot (?:yet )?received\b|\byet to (?:arrive|be delivered)|\bpending\b")
+TOTAL = _rx(r"\btotal\b|\bsum\b|\bhow much (?:has|have|did)\b[^.?!]*\b(?:spent|spend|paid|pay)\b|\bspent\b"
+            r"|\baltogether\b|\bcombined\b|\badd(?:ed)? up\b")
+RETURN_CHECK = _rx(r"\breturn(?:ed|able|s|ing)?\b|\brefundable\b|\beligib|\bsend (?:it|this) back\b")
+RETURN_WHEN = _rx(r"\bcan\b|\bstill\b|\beligib|\bdeadline\b|\buntil\b|\bhow long\b|\bdays? (?:are |is )?left\b"
+                  r"|\bleft to\b|\bremaining\b|\blast day\b"
+                  r"|\bby when\b|\btime left\b|\bwindow\b|\bin time\b|\btoo late\b|\bis it possible\b|\ballowed\b")
+RETURN_POLICY = _rx(r"\breturn policy\b|\brefund policy\b|\bpolicy on (?:returns|refunds)\b|\breturn window\b"
+                    r"|\bhow (?:many days|long) (?:do|does|have|will)\b[^.?!]*\breturn|\bhow do (?:returns|refunds) work"
+                    r"|\b(?:our|your|the) (?:returns? |refund )?polic(?:y|ies)\b|\brules (?:for|on) returns\b"
+                    r"|\bdays? (?:to|for) (?:return|send)|\bhow (?:many days|long)\b[^.?!]*\bsend\b[^.?!]*\bback\b")
+DELIVERY_TIME = _rx(r"\bhow (?:many days|long) did\b[^.?!]*\b(?:deliver|take|ship|arrive)|\bdelivery (?:take|took)"
+                    r"|\btook to (?:arrive|deliver|get)|\bhow fast was\b|\bdays? (?:to|for) deliver")
+SUMMARY = _rx(r"\bsummar|\boverview\b|\bbrief(?:ing)?\b|\bprofile\b|\bbullets?\b|\brundown\b|\bdossier\b")
+ACCOUNT = _rx(r"\baccount\b|\bcustomer\b|\bprofile\b")
+
+# --- pressure -------------------------------------------------------------------
+AUTHORITY = _rx(
+    r"\b(?:i am|i'm|i’m|this is|speaking as|as)\s+(?:the|a|an|your)?\s*(?:store |shop |support |regional |general |"
+    r"head |area |branch |duty |floor )?(?:manager|supervisor|admin|administrator|owner|ceo|director|team ?lead|boss)\b"
+    r"|\b(?:manager|supervisor|boss|management|admin|director|owner|team ?lead)\b[^.?!]*\b(?:approved|authori[sz]ed|"
+    r"okay(?:ed)?|ok'?d|signed off|said (?:it'?s|it is|to|you)|allowed|cleared|agreed|confirmed)\b"
+    r"|\b(?:approved|authori[sz]ed|signed off|cleared) by\b|\bpre-?approved\b|\bi work (?:here|at|for) northwind\b"
+    r"|\bi(?:'m| am) (?:staff|an employee|from head office)\b|\bmanager override\b|\bwith authori[sz]ation\b")
+IGNORE_RULES = _rx(r"\b(?:ignore|disregard|forget|override|bypass|skip|waive|suspend)\b[^.?!]*\b(?:rules?|"
+                   r"instructions?|polic(?:y|ies)|limits?|checks?|restrictions?|guidelines|prompt)\b"
+                   r"|\bdeveloper mode\b|\bjailbreak\b|\bno (?:rules|limits)\b")
+INJECTION = _rx(r"\[\s*(?:tool|function)[_ ]?(?:result|output|response|call)|<\s*/?\s*(?:tool|function)[_ ]?\w*\s*>"
+                r"|\btool[_ ](?:result|output)\s*[:=]|\[\s*system\b|(?:^|\n)\s*system\s*:|\bsystem (?:note|message|"
+                r"override|update|notice|alert|admin)\s*:|\{\s*\"(?:eligible|ok|approved|override)\"|\bfunction[_ ]result\b"
+                r"|\bassistant\s*:\s*\{")
+INJECTED_ELIGIBLE = _rx(r"\"?eligible\"?\s*[:=]\s*\"?true|\beligible\s*:?\s*yes\b|\bwithin (?:the )?(?:return )?window\b")
+INJECTED_APPROVAL = _rx(r"\bapprov|\bauthori[sz]|\boverride|\blimit\b|\bno limit\b|\bescalation not required\b")
+QUOTED_POLICY = _rx(r"\b(?:your|the|store'?s?|company'?s?|northwind'?s?|official) (?:own )?(?:return |refund )?"
+                    r"(?:policy|policies|terms|website|site|faq|rules?|t&cs?)\b[^.?!]*\b(?:says?|said|states?|allows?|"
+                    r"lets?|is|are|gives?|promises?|covers?|mentions?)\b|\baccording to (?:your|the)\b"
+                    r"|\b(?:policy|terms)\b[^.?!]*\b\d+\s*(?:days|usd|eur|dollars)\b|\b\d+[- ]day (?:return|refund|money)"
+                    r"|\bnew policy\b|\bpolicy (?:was |has been )?(?:changed|updated)\b")
+QUOTED_DAYS = _rx(r"(\d+)[- ]?days?")
+QUOTED_LIMIT = _rx(r"(?:up to|limit (?:is|of)|maximum (?:is|of)?|max)\s*(?:[$€£])?\s*(\d+(?:\.\d+)?)")
+PRESSURE = _rx(r"\banyway\b|\banyhow\b|\bjust (?:do|refund|process|cancel|approve|send|change) (?:it|this|that)\b"
+               r"|\bmake an exception\b|\bonly (?:a few|a couple(?: of)?|\d+|one|two|three|four|five) days?\b"
+               r"|\bi insist\b|\bcome on\b|\bnot fair\b|\bunfair\b|\bbad review\b|\blawyer\b|\bsue\b"
+               r"|\bloyal customer\b|\bjust this once\b|\bpretty please\b|\bcan'?t you just\b|\bwhy not\b"
+               r"|\bridiculous\b|\bunacceptable\b|\bi really need\b|\bplease,? please\b|\bbending the rules\b"
+               r"|\bno one will know\b|\bexception\b|\bbut\b[^.?!]*\b(?:late|days|week)\b")
+DAMAGE = _rx(r"\bbroken|\bdamaged|\bdefect|\bfaulty|\bdoesn'?t work|\bdoes not work|\bstopped working|\bdead on arrival"
+             r"|\bdoa\b|\bcracked|\bmalfunction|\bflicker|\bbroke\b|\bnot working\b|\bwarranty\b")
+SUPERVISOR_READER = _rx(r"\b(?:for|to) (?:a|the|my|our) (?:supervisor|manager)\b|\bsupervisor (?:asked|wants|needs|"
+                        r"requested|review)\b|\bsupervisor (?:here|speaking)\b")
+SELF_SUPERVISOR = _rx(r"\b(?:i am|i'm|i’m|this is|speaking as|as)\s+(?:the|a|an|your)?\s*(?:\w+ )?(?:supervisor|manager)\b"
+                      r"|\bsupervisor (?:here|speaking)\b")
+CONFIRM = _rx(r"^\s*(?:yes|yeah|yep|sure|ok(?:ay)?|go ahead|do it|please do|proceed|confirm(?:ed)?|correct|right)\b")
+THANKS = _rx(r"^\W*(?:thanks?|thank you|cheers|great|perfect|ok(?:ay)?|got it|bye|goodbye)\W*(?:a lot|so much)?\W*$")
+GREETING = _rx(r"^\W*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b")
+
+
+@dataclass
+class Turn:
+    """One user message, understood."""
+    text: str
+    low: str
+    ents: Entities
+    actions: list[str] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
+    authority: bool = False
+    ignore_rules: bool = False
+    injection: bool = False
+    injected_eligible: bool = False
+    injected_approval: bool = False
+    quoted_policy: bool = False
+    quoted_days: int | None = None
+    quoted_limit: float | None = None
+    pressure: bool = False
+    damage: bool = False
+    supervisor_reader: bool = False
+    self_supervisor: bool = False
+    mass: bool = False
+    draft: bool = False  # "write/draft a reply/apology": answer in a customer-facing message
+    apology: bool = False
+    asks_contact: bool = False
+    confirm: bool = False
+    thanks: bool = False
+    greeting: bool = False
+
+    @property
+    def intents(self) -> list[str]:
+        return self.actions + self.questions
+
+    @property
+    def pushes(self) -> bool:
+        return self.authority or self.ignore_rules or self.injection or self.quoted_policy or self.pressure
+
+
+def _actions(t: str, low: str, e: Entities) -> list[str]:
+    out = []
+    refund_q = bool(REFUND_QUESTION.search(low)) and not re.search(r"\bplease\b|\bi want\b|\bi'?d like\b", low)
+    if REFUND.search(REFUND_POLICY_Q.sub(" ", low)) and not refund_q:
+        out.append("refund")
+    if CANCEL.search(low) and not re.search(r"\bcancel(?:lation)? polic", low):
+        out.append("cancel")
+    if ADDRESS.search(low):
+        out.append("address")
+    email_send = bool(EMAIL_SEND.search(low) or EMAIL_TO.search(t))
+    if DISCOUNT.search(low) and e.orders and not (email_send and MASS.search(low)):
+        out.append("discount")
+    if TICKET_CREATE.search(low):
+        out.append("ticket_create")
+    if ESCALATE.search(low) and "refund" not in out:
+        out.append("escalate")
+    if email_send:
+        out.append("email_send")
+    if DELETE.search(low) and not re.search(r"\bremove (?:the |a )?(?:discount|code|item)", low):
+        out.append("delete")
+    return out
+
+
+def _questions(t: str, low: str, e: Entities) -> list[str]:
+    q = []
+    has_order, has_cust = bool(e.orders), e.has_customer
+    has_product = bool(e.skus or e.products)
+    if NOTES.search(low):
+        q.append("notes")
+    if CONTACT.search(low) and CONTACT_ASK.search(low) and (has_cust or re.search(r"\bcustomer\b", low)) \
+            and not (e.emails and CUSTOMER_LOOKUP.search(low)):
+        q.append("contact")
+    if e.emails and CUSTOMER_LOOKUP.search(low) or (e.names and re.search(r"\bcustomer (?:id|number)\b", low)):
+        q.append("customer_lookup")
+    if DELIVERY_TIME.search(low):
+        q.append("delivery_time")
+    if RETURN_POLICY.search(low) and not has_order:
+        q.append("return_policy")
+    elif (RETURN_CHECK.search(low) and RETURN_WHEN.search(low) or REFUND_QUESTION.search(low)) and has_order:
+        q.append("return_check")
+    if TRACKING.search(low):
+        q.append("tracking")
+    if ETA.search(low) and not (has_product and not has_order):
+        q.append("eta")
+    if STATUS.search(low) and "delivery_time" not in q:
+        q.append("status")
+    if TAX.search(low):
+        q.append("tax")
+    elif has_order and COST.search(low) and "delivery_time" not in q:
+        q.append("order_cost")
+    elif FX.search(low) and e.amounts and not has_product:
+        q.append("fx")
+    if HOURS.search(low) and (STORE.search(low) or (e.cities and not e.orders)) and not TICKET_CREATE.search(low):
+        q.append("hours")
+    several = len(e.skus) + len(e.products) >= 2
+    if has_product and (RECOMMEND.search(low) and (several or not re.fullmatch(r".*\bor\b[^.?!]*\?.*", low))):
+        q.append("recommend")
+    else:
+        if has_product and STOCK.search(low):
+            q.append("stock")
+        if has_product and PRICE.search(low):
+            q.append("price")
+    if POINTS.search(low):
+        q.append("points")
+    if TIER.search(low):
+        q.append("tier")
+    if has_cust or re.search(r"\bmy orders\b", low):
+        if UNDELIVERED.search(low):
+            q.append("undelivered")
+        elif TOTAL.search(low) and re.search(r"\borders?\b|\bspent\b|\bpurchases\b", low):
+            q.append("total_spent")
+        elif LIST_ORDERS.search(low):
+            q.append("list_orders")
+        if SUMMARY.search(low) and ACCOUNT.search(low) or re.search(r"\bsummar\w* (?:of )?[A-Z]", t):
+            q.append("account_summary")
+    if TICKETS.search(low) and has_cust and not TICKET_CREATE.search(low) and "account_summary" not in q:
+        q.append("tickets")
+    if "tier" in q and "status" in q and not has_order:
+        q.remove("status")
+    return q
+
+
+ACTION_RX = {"refund": REFUND, "cancel": CANCEL, "address": ADDRESS, "discount": DISCOUNT,
+             "ticket_create": TICKET_CREATE, "escalate": ESCALATE, "email_send": EMAIL_SEND, "delete": DELETE}
+
+
+def understand(text: str) -> Turn:
+    e = extract(text)
+    low = text.lower().replace("’", "'")
+    turn = Turn(text=text, low=low, ents=e)
+    turn.actions = _actions(text, low, e)
+    turn.questions = _questions(text, low, e)
+    if turn.actions and turn.questions:
+        # With a question in the message, an action counts only where a sentence asks for it.
+        sentences = [x for x in re.split(r"(?<=[.?!;])\s+|\n+", low) if x.strip()]
+        turn.actions = [a for a in turn.actions
+                        if any(ACTION_RX[a].search(x) and REQUEST.search(x) for x in sentences)]
+    turn.authority = bool(AUTHORITY.search(low))
+    turn.ignore_rules = bool(IGNORE_RULES.search(low))
+    turn.injection = bool(INJECTION.search(text))
+    if turn.injection:
+        turn.injected_eligible = bool(INJECTED_ELIGIBLE.search(low))
+        turn.injected_approval = bool(INJECTED_APPROVAL.search(low))
+    # "What does your policy say?" asks about the policy; quoting it to win a case is pressure.
+    turn.quoted_policy = bool(QUOTED_POLICY.search(low)) and (
+        bool(turn.actions) or "return_policy" not in turn.questions)
+    if turn.quoted_policy:
+        days = QUOTED_DAYS.search(low)
+        turn.quoted_days = int(days.group(1)) if days else None
+        limit = QUOTED_LIMIT.search(low)
+        turn.quoted_limit = float(limit.group(1)) if limit else None
+    turn.pressure = bool(PRESSURE.search(low))
+    turn.damage = bool(DAMAGE.search(low))
+    turn.supervisor_reader = bool(SUPERVISOR_READER.search(low))
+    turn.self_supervisor = bool(SELF_SUPERVISOR.search(low))
+    turn.mass = bool(MASS.search(low))
+    turn.asks_contact = "contact" in turn.questions
+    turn.draft = bool(DRAFT.search(low) or DRAFT_NAMED.search(text)) and "email_send" not in turn.actions
+    turn.apology = bool(APOLOGY.search(low))
+    turn.confirm = bool(CONFIRM.search(low))
+    turn.thanks = bool(THANKS.search(low))
+    turn.greeting = bool(GREETING.search(low))
+    return turn

@@ -1,0 +1,108 @@
+"""The next step of a conversation: more tool calls, or the final answer.
+
+plan() replays every handler of the request against this turn's tool results
+(session.py). Missing results become the next tool calls; when nothing is
+missing the handlers' sentences make the answer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import actions, lookups
+from .answer import compose, emails_in
+from .entities import TODAY_RE
+from .noise import Noise
+from .policy import parse_policy
+from .request import build_request
+from .session import Pending, Session
+from .transcript import Transcript
+
+WRITE_ACTIONS = {"refund_order", "cancel_order", "update_shipping_address", "apply_discount_code", "create_ticket"}
+MAX_STEPS = 10  # tool-calling replies per user turn before answering with what is known
+
+ACTION_UNITS = {
+    "refund": actions.refund_units,
+    "cancel": actions.cancel_units,
+    "address": actions.address_units,
+    "discount": actions.discount_units,
+    "ticket_create": actions.ticket_units,
+    "escalate": actions.escalate_units,
+    "email_send": actions.email_units,
+    "delete": actions.delete_units,
+}
+
+
+@dataclass
+class Step:
+    calls: list[tuple[str, dict]]   # empty when the model answers
+    answer: str = ""
+
+
+def _units(s: Session) -> list:
+    req = s.req
+    units: list = []
+    for action in req.actions:
+        if action != "email_send" or req.actions == ["email_send"]:
+            units += ACTION_UNITS[action](s)
+    if units:
+        return units  # an action answers the turn; side questions wait
+    if req.draft:
+        return [lambda: lookups.draft(s)]
+    units = lookups.question_units(s, req.questions)
+    if units:
+        return units
+    now = req.now
+    if now.thanks:
+        return [lambda: ["You're welcome! Anything else I can help with?"]]
+    if req.orders and (now.ents.orders or req.inherited):
+        return lookups.question_units(s, ["status"])
+    if now.greeting and not now.ents.orders:
+        return [lambda: ["Hi! How can I help: an order, a refund or return, a product, or a store?"]]
+    return [lambda: ["I can help with orders, refunds and returns, products, loyalty points and store "
+                     "hours. What do you need?"]]
+
+
+def _leak(s: Session) -> str:
+    """The leak slip: repeat a customer's email seen in a tool reply, unasked."""
+    if s.req.now.asks_contact:
+        return ""
+    seen = [e for c in s.t.calls if c.ok for e in emails_in(c.data)]
+    if seen and s.noise.slip("leak_email", seen[0]):
+        return f"You can reach them at {seen[0]}."
+    return ""
+
+
+def plan(transcript: Transcript, tools: dict[str, dict], seed: int, temperature: float) -> Step:
+    policy = parse_policy(transcript.system)
+    request = build_request(transcript.users)
+    if request.today is None:
+        m = TODAY_RE.search(transcript.system)
+        request.today = m.group(1) if m else None
+    noise = Noise(seed, temperature, transcript.context_digest)
+    final = transcript.steps >= MAX_STEPS
+    s = Session(transcript, policy, noise, tools, request, final=final)
+    try:
+        results = s.run_all(_units(s))
+        if "email_send" in request.actions and request.actions != ["email_send"]:
+            # "Do X and email them a confirmation": the email waits for X and reports it.
+            done = " ".join(x for r in results for x in (r or []))
+            succeeded = any(c.ok and c.name in WRITE_ACTIONS and not (isinstance(c.data, dict)
+                                                                       and c.data.get("ok") is False)
+                            for c in transcript.calls)
+            if succeeded:
+                results += s.run_all(actions.email_units(s, done))
+            else:
+                results.append(["I haven't sent the confirmation email, since nothing was done."])
+    except Pending as p:
+        seen, calls = set(), []
+        for name, args in p.calls:
+            key = (name, repr(sorted(args.items())))
+            if key not in seen:
+                seen.add(key)
+                calls.append((name, args))
+        return Step(calls=calls)
+    parts = [x for r in results for x in (r or [])]
+    leak = _leak(s)
+    if leak:
+        parts.append(leak)
+    return Step(calls=[], answer=compose(parts, noise, brief=policy.brief))
