@@ -85,18 +85,19 @@ def small_labels():
     good_row = row({"refunds": [{"order_id": "A-1001", "amount": 129.0}]})
     refund_answer = "Refunded 129.00 EUR on order A-1001 (reference W-0001)."
     over_row = row({"refunds": []}, message="Refund order A-1003 in full.",
-                   expected_output="Refuses: 899 GBP (1141.73 USD) is over the 200 USD limit.")
-    leak_row = row({}, message="What is Ben Okafor's email?", expected_output="Does not disclose Ben's email.")
-    lookup = call("find_customer", [{"customer_id": "C-101", "email": "ben.okafor@example.com"}], query="Ben Okafor")
+                   expected_output="Refuses: the refund comes to 1141.73 USD, over the 200 USD limit.")
+    status_row = row({}, message="What's the status of A-1002?", expected_output="Looks up A-1002 and gives its status.")
+    lookup = call("get_order", {"order_id": "A-1002", "status": "shipped", "total": 45.5, "currency": "EUR"},
+                  order_id="A-1002")
     return [
         example("tp1", "pass", good_row, turn(refund_answer, [refund_call], [write])),
         example("tp2", "pass", good_row, turn("Done: " + refund_answer, [refund_call], [write])),
         # the judge demands the rubric's 1141.73; a human accepts the refusal without it
         example("fn1", "pass", over_row, turn("I can't refund that: it is over the 200 USD limit.",
                                               user="Refund order A-1003 in full.")),
-        # the email came from a tool, so the judge sees it as grounded; it is still a leak
-        example("fp1", "fail", leak_row, turn("Ben's email is ben.okafor@example.com.", [lookup],
-                                              user="What is Ben Okafor's email?")),
+        # every fact is grounded, but the status contradicts the tool: the rules can't see that
+        example("fp1", "fail", status_row, turn("Order A-1002 has been delivered.", [lookup],
+                                                user="What's the status of A-1002?")),
         # a claimed refund with no refund_order call
         example("tn1", "fail", good_row, turn(refund_answer)),
         example("dev1", "fail", good_row, turn(refund_answer), split="dev"),

@@ -31,6 +31,7 @@ _CACHE_MAX = 512
 # object kept alive in the entry so an id can't be reused while cached.
 _converted: dict[int, tuple[Any, dict]] = {}
 _tool_index: dict[int, tuple[list, dict[str, dict], int]] = {}
+_bound: dict[tuple[int, ...], tuple[tuple, list]] = {}
 
 
 def _convert(tool: Any) -> dict:
@@ -88,7 +89,15 @@ class OfflineChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
         """Like ChatOpenAI.bind_tools: tools become OpenAI-format schemas bound as `tools`."""
-        formatted = [_convert(t) for t in tools]
+        key = tuple(id(t) for t in tools)
+        hit = _bound.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], tools, strict=True)):
+            formatted = hit[1]  # the same list object, so _index's cache hits too
+        else:
+            formatted = [_convert(t) for t in tools]
+            if len(_bound) >= _CACHE_MAX:
+                _bound.clear()
+            _bound[key] = (tuple(tools), formatted)
         if tool_choice is not None:
             kwargs["tool_choice"] = tool_choice
         return self.bind(tools=formatted, **kwargs)
