@@ -3,9 +3,15 @@
     python evals/calibrate.py --version v3 --trials 10 [--write]
     python evals/calibrate.py --from results/v3-....json [--write]     # from a stored run
 
-bar = Wilson 95% lower bound of the observed rate - a margin (code scorers 0.02, the
-judge 0.05: it is noisier), rounded down to 0.01. A bar asks "no worse than what we
-accepted, allowing for sampling noise"; it never asks for certainty the data can't give.
+A bar asks "no worse than what we accepted, allowing for sampling noise"; it never asks
+for certainty the data can't give. For each scorer, with p the observed rate over n
+verdicts from `trials` trials:
+  - the noise allowance is the larger of two: the Wilson 95% lower bound of p, and the
+    one-sided 95% low end a one-trial gate would see (p - 1.645 * sqrt(p(1-p) / (n/trials)));
+    a one-trial gate has far fewer verdicts than the calibration run, so it is noisier;
+  - minus a margin (code scorers 0.02, the judge 0.05: it is noisier), rounded down to 0.01;
+  - a scorer the accepted version never failed keeps a bar of 1.00: zero tolerance, as for
+    PII leaks, because any failure there is new behaviour, not noise.
 """
 from __future__ import annotations
 
@@ -35,15 +41,22 @@ from evals.thresholds import DEFAULT_PATH, Bar, Thresholds, dump_toml, load_thre
 MARGIN = {"code": 0.02, "judge": 0.05}
 
 
-def propose(summary: dict) -> dict[str, Bar]:
+def propose(summary: dict, trials: int) -> dict[str, Bar]:
     bars = {}
     for name, s in summary["scorers"].items():
         if s["n"] == 0:
             continue
+        p, n = s["mean"], s["n"]
+        stats = dict(observed=round(p, 4), low=round(s["low"], 4), high=round(s["high"], 4), n=n)
+        if s["passed"] == n:
+            bars[name] = Bar(bar=1.0, why=f"never failed in {n} runs: zero tolerance", **stats)
+            continue
         margin = MARGIN["judge" if name in JUDGE_SCORERS else "code"]
-        bar = max(0.0, math.floor((s["low"] - margin) * 100) / 100)
-        bars[name] = Bar(bar=bar, observed=round(s["mean"], 4), low=round(s["low"], 4), high=round(s["high"], 4),
-                         n=s["n"], why=f"Wilson lower bound {s['low']:.3f} - margin {margin:.2f}")
+        one_trial = p - 1.645 * math.sqrt(p * (1 - p) / max(1, n // max(1, trials)))
+        floor = min(s["low"], one_trial)
+        bar = max(0.0, math.floor((floor - margin) * 100 + 1e-9) / 100)
+        bars[name] = Bar(bar=bar, why=f"min(Wilson low {s['low']:.3f}, one-trial low {one_trial:.3f}) "
+                                      f"- margin {margin:.2f}", **stats)
     return bars
 
 
@@ -84,7 +97,7 @@ def main(argv=None) -> int:
         save_record(record, path)
         console.print(f"calibration run: {path}")
     summary = summarise_record(record, {})[record.meta.version]
-    bars = propose(summary)
+    bars = propose(summary, record.meta.trials)
     t = Table(title=f"proposed bars from {record.meta.version} ({summary['runs']} runs, {record.meta.trials} trials)")
     for col in ("scorer", "observed", "95% CI", "n", "proposed bar", "why"):
         t.add_column(col)
@@ -93,7 +106,7 @@ def main(argv=None) -> int:
     console.print(t)
     provenance = {"version": record.meta.version, "model": record.meta.model, "judge": record.meta.judge,
                   "trials": record.meta.trials, "date": date.today().isoformat(),
-                  "dataset_sha256": record.meta.dataset_sha256, "method": "wilson_low - margin (code 0.02, judge 0.05)"}
+                  "dataset_sha256": record.meta.dataset_sha256, "method": "min(wilson_low, one-trial low) - margin (code 0.02, judge 0.05); 1.0 if never failed"}
     text = dump_toml(Thresholds(provenance=provenance, scorers=bars))
     if a.write:
         Path(a.thresholds).write_text(text)
