@@ -17,7 +17,9 @@ if __package__ in (None, ""):  # run as a script: import the evals package, not 
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
+import os
 import time
 from datetime import datetime, timezone
 
@@ -27,6 +29,7 @@ from app.refund_agent.versions import load_version
 from evals import cli
 from evals.console import append_step_summary, console, markdown, print_summary
 from evals.dataset import Row, load_rows, rows_from_datapoints, select
+from evals.faults import parse_faults, server_fault
 from evals.record import Meta, Record, RunResult, load_record, save_record
 from evals.runner import Plan, Settings, run_plan
 from evals.scorers import SCORER_NAMES, make_evaluators
@@ -65,6 +68,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="with --baseline: also exit 1 when a scorer is significantly worse (McNemar p<0.05)")
     p.add_argument("--report", metavar="PATH.html", help="write a self-contained HTML report")
+    p.add_argument("--judge-timeout", type=float, default=60.0, help="seconds before a judge verdict fails")
+    p.add_argument("--fault", action="append", metavar="KIND[:ARG]",
+                   help="inject a fault to test the harness (see evals/faults.py); repeatable")
     return p
 
 
@@ -143,7 +149,7 @@ def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, pa
             save_record(record, path)
             last_save[0] = time.monotonic()
 
-    evaluators = make_evaluators(settings.judge)
+    evaluators = make_evaluators(settings.judge, judge_timeout=settings.judge_timeout, faults=settings.faults)
     return asyncio.run(run_plan(f"northwind-{record.meta.version}", versions, Plan(pairs), evaluators,
                                 settings, on_runs))
 
@@ -209,6 +215,21 @@ def finish(record: Record, path: Path, bars: dict[str, float], completed: bool, 
     return code
 
 
+@contextlib.contextmanager
+def server_fault_env(value: str | None):
+    """NORTHWIND_FAULT for the stdio server child, for this run only."""
+    old = os.environ.get("NORTHWIND_FAULT")
+    if value:
+        os.environ["NORTHWIND_FAULT"] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("NORTHWIND_FAULT", None)
+        else:
+            os.environ["NORTHWIND_FAULT"] = old
+
+
 def enable_cache(path: str | None) -> object | None:
     if not path:
         return None
@@ -265,19 +286,25 @@ def main(argv: list[str] | None = None) -> int:
     thresholds = load_thresholds(a.thresholds)
     rows, source, digest = read_rows(a)
     rows = select(rows, a.only, a.tags, a.limit)
+    faults = parse_faults(a.fault)
+    if server_fault(faults):
+        a.transport = "stdio"  # server faults need a real server process
     settings = Settings(model=a.model, judge=a.judge, trials=a.trials, parallelism=a.parallelism,
                         timeout=a.timeout, transport=a.transport, max_retries=a.max_retries,
-                        upload=not a.no_upload, print_table=not a.quiet)
-    make_evaluators(a.judge)  # a bad judge spec is an argument error, before any agent runs
+                        upload=not a.no_upload, print_table=not a.quiet, judge_timeout=a.judge_timeout,
+                        faults=faults)
+    make_evaluators(a.judge, faults=faults)  # bad judge or fault specs are argument errors, before any agent runs
     record = new_record(a, versions, rows, source, digest, thresholds, argv)
     record.meta.redacted = a.redact_results
     record.meta.transport = a.transport
+    record.meta.faults = a.fault or []
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     name = f"{a.version}-vs-{a.baseline}" if a.baseline else a.version
     path = Path(a.out) / f"{name}-{stamp}.json"
     pairs = [(row, trial) for row in rows for trial in range(a.trials)]
     cache = enable_cache(a.cache)
-    completed = execute(record, pairs, settings, path)
+    with server_fault_env(server_fault(faults)):
+        completed = execute(record, pairs, settings, path)
     if cache is not None:
         record.meta.cache = cache.stats()
         console.print(cache_line(cache))

@@ -14,6 +14,7 @@ from app.refund_agent.client import aask_agent
 from app.refund_agent.secrets import scrub
 from app.refund_agent.turn import Turn
 from evals.dataset import Row, row_to_datapoint
+from evals.faults import job_fault
 from evals.record import RunResult, Verdict
 
 
@@ -28,6 +29,8 @@ class Settings:
     max_retries: int = 2
     upload: bool = True
     print_table: bool = True
+    judge_timeout: float = 60.0
+    faults: list = field(default_factory=list)  # evals.faults.Fault, for testing the harness
 
 
 @dataclass
@@ -48,15 +51,27 @@ def failed_turn(version: str, model: str, seed: int, error: str) -> dict:
     return Turn(version=version, model=model, seed=seed, error=scrub(error)).model_dump(mode="json")
 
 
+async def _faulty_agent(kind: str):
+    if kind == "agent-raises":
+        raise RuntimeError("injected fault: the agent raised")
+    await asyncio.Event().wait()  # run-hangs: never returns
+
+
 def make_job(version: str, plan: Plan, settings: Settings):
     @job(f"refund-agent@{version}")
     async def run_agent(point: DataPoint, index: int) -> dict:
         row, trial = plan.by_point[id(point)]
+        fault = job_fault(settings.faults, row.id)
+        if fault == "not-a-turn":
+            return {"text": "injected fault: this job output is not a Turn"}
         try:
-            turn = await asyncio.wait_for(
-                aask_agent(row.user_turns(), version, model=settings.model, seed=trial,
-                           transport=settings.transport, max_retries=settings.max_retries),
-                settings.timeout)
+            # aask_agent enforces the timeout itself and keeps the partial Turn; the outer
+            # guard only catches a run that ignores cancellation.
+            call = (_faulty_agent(fault) if fault else
+                    aask_agent(row.user_turns(), version, model=settings.model, seed=trial,
+                               transport=settings.transport, max_retries=settings.max_retries,
+                               timeout=settings.timeout))
+            turn = await asyncio.wait_for(call, settings.timeout + 5)
             return turn.model_dump(mode="json")
         except TimeoutError:
             return failed_turn(version, settings.model or "default", trial, "timeout")

@@ -8,6 +8,7 @@ the reason, never a missing value. A scorer with nothing to check on a row retur
 """
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 
@@ -185,23 +186,31 @@ CODE_SCORERS = [refund_outcome, no_unauthorized_attempt, escalation, no_forbidde
                 answer_facts, no_pii_leak]
 
 
-def policy_judge_scorer(judge_spec: str = "offline"):
-    """The policy judge as a scorer; the judge is chosen by spec (offline | openai:<m> | orq:<m>)."""
+def policy_judge_scorer(judge_spec: str = "offline", *, timeout: float = 60.0, faults=()):
+    """The policy judge as a scorer; the judge is chosen by spec (offline | openai:<m> | orq:<m>).
+    A judge that raises or takes longer than `timeout` seconds is a failed verdict."""
+    from evals.faults import wrap_judge
     from evals.judges import make_judge
 
-    judge = make_judge(judge_spec)
+    judge = wrap_judge(make_judge(judge_spec, timeout=timeout), list(faults))
 
     async def policy_judge(case: Case) -> Outcome:
-        passed, reason = await judge(case)
-        return passed, reason
+        try:
+            return await asyncio.wait_for(judge(case), timeout)
+        except TimeoutError:
+            return False, f"judge {judge_spec} gave no verdict within {timeout:g} s"
 
     return scorer(policy_judge)
 
 
-def make_evaluators(judge_spec: str = "offline") -> list[dict]:
+def make_evaluators(judge_spec: str = "offline", *, judge_timeout: float = 60.0, faults=()) -> list[dict]:
     """The evaluator list handed to evaluatorq, in taxonomy order."""
-    return [{"name": s.scorer_name, "scorer": s} for s in CODE_SCORERS] + [
-        {"name": "policy_judge", "scorer": policy_judge_scorer(judge_spec), "evaluator_type": "llm_eval"}]
+    from evals.faults import wrap_evaluators
+
+    evaluators = [{"name": s.scorer_name, "scorer": s} for s in CODE_SCORERS] + [
+        {"name": "policy_judge", "scorer": policy_judge_scorer(judge_spec, timeout=judge_timeout, faults=faults),
+         "evaluator_type": "llm_eval"}]
+    return wrap_evaluators(evaluators, list(faults))
 
 
 SCORER_NAMES = [s.scorer_name for s in CODE_SCORERS] + ["policy_judge"]

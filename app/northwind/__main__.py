@@ -1,6 +1,7 @@
 """`python -m app.northwind [--hardened]`: serve the Northwind MCP server over stdio."""
 import argparse
 
+from . import faults
 from .server import build_server
 
 
@@ -10,7 +11,9 @@ def main() -> None:
                         help="enforce the refund policy in refund_order and hide internal notes")
     args = parser.parse_args()
     # No banner: stdout is the protocol channel and stderr should stay readable.
-    build_server(hardened=args.hardened).run(transport="stdio", show_banner=False)
+    server = build_server(hardened=args.hardened)
+    faults.install(server)  # NORTHWIND_FAULT, for testing the harness against a failing server
+    server.run(transport="stdio", show_banner=False)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ the subclass only counts hits and misses so the summary can say what the cache s
 """
 from __future__ import annotations
 
+import json
 import threading
 import warnings
 from pathlib import Path
@@ -27,6 +28,27 @@ def _sqlite_cache_class():
     return SQLiteCache
 
 
+_VOLATILE = ("usage_metadata", "response_metadata")
+
+
+def _drop_volatile(value):
+    if isinstance(value, dict):
+        return {k: _drop_volatile(v) for k, v in value.items() if k not in _VOLATILE}
+    if isinstance(value, list):
+        return [_drop_volatile(v) for v in value]
+    return value
+
+
+def _stable(prompt: str) -> str:
+    """The prompt key without per-call metadata. LangChain zeroes usage on a cache hit, so
+    the earlier AI messages of a replayed conversation differ from the first run's in usage
+    alone; keyed raw, every call after the first would miss."""
+    try:
+        return json.dumps(_drop_volatile(json.loads(prompt)), sort_keys=True)
+    except ValueError:
+        return prompt
+
+
 class CountingCache(_sqlite_cache_class()):
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -36,13 +58,16 @@ class CountingCache(_sqlite_cache_class()):
         self.misses = 0
 
     def lookup(self, prompt: str, llm_string: str):
-        found = super().lookup(prompt, llm_string)
+        found = super().lookup(_stable(prompt), llm_string)
         with self._lock:
             if found is None:
                 self.misses += 1
             else:
                 self.hits += 1
         return found
+
+    def update(self, prompt: str, llm_string: str, return_val) -> None:
+        super().update(_stable(prompt), llm_string, return_val)
 
     def stats(self) -> dict:
         return {"served_from_cache": self.hits, "model_calls_made": self.misses}

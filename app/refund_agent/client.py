@@ -55,12 +55,9 @@ def _client(hardened: bool, transport: str):
     return Client(target_for(transport, hardened))
 
 
-def forget_connections() -> None:
-    """Drop cached connections of the running loop (after a stdio server died, say)."""
-    try:
-        _connections.pop(asyncio.get_running_loop(), None)
-    except RuntimeError:
-        pass
+def forget_connection(hardened: bool, transport: str) -> None:
+    """Drop this loop's cached connection (after a stdio server died, say)."""
+    _connections.get(asyncio.get_running_loop(), {}).pop((hardened, transport), None)
 
 
 def _as_turns(message_or_turns: str | Sequence[str]) -> list[str]:
@@ -127,7 +124,9 @@ def _emulated_seconds(messages: list) -> float:
 
 async def aask_agent(message_or_turns: str | Sequence[str], version: str, *, model: str | None = None,
                      seed: int = 0, transport: str = "memory", max_retries: int = 2,
-                     model_timeout: float | None = None) -> Turn:
+                     model_timeout: float | None = None, timeout: float | None = None) -> Turn:
+    """Run one conversation. `timeout` bounds the whole run: when it passes, the Turn has
+    error "timeout" and keeps every tool call made so far (a pending one with no reply)."""
     turns = _as_turns(message_or_turns)
     spec = load_version(version)
     model_spec = str(parse_spec(model or spec.model))
@@ -141,17 +140,22 @@ async def aask_agent(message_or_turns: str | Sequence[str], version: str, *, mod
         conn = await connection(spec.hardened, transport)
         graph = build_graph(spec, model_spec, seed, conn, max_retries=max_retries, timeout=model_timeout)
         config = {"configurable": {"northwind_conversation": conversation}, "recursion_limit": RECURSION_LIMIT}
-        for text in turns:
-            state_in = {"messages": [*messages, HumanMessage(text)]}
-            async for state in graph.astream(state_in, config=config, stream_mode="values"):
-                messages = state["messages"]  # keep the partial state: a later crash keeps earlier calls
+        async with asyncio.timeout(timeout):
+            for text in turns:
+                state_in = {"messages": [*messages, HumanMessage(text)]}
+                async for state in graph.astream(state_in, config=config, stream_mode="values"):
+                    messages = state["messages"]  # keep the partial state: a later crash keeps earlier calls
     except ConfigError:
         raise
+    except TimeoutError:
+        error = "timeout"
     except Exception as exc:  # the run failed; the Turn says so and stays in every denominator
         error = f"{type(exc).__name__}: {exc}"
+        if conn is not None and transport != "memory" and not conn.client.is_connected():
+            forget_connection(spec.hardened, transport)  # the server went away: reconnect next time
     if conn is not None:
         try:
-            writes = await conn.writes(conversation)
+            writes = await asyncio.wait_for(conn.writes(conversation), 10)
         except Exception as exc:
             error = error or f"could not read the server's write log: {type(exc).__name__}: {exc}"
     seconds = _emulated_seconds(messages) if _is_deterministic(model_spec) else round(time.perf_counter() - started, 3)

@@ -12,6 +12,7 @@ a server start or an MCP handshake per conversation.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -65,8 +66,11 @@ class Connection:
 
         async def call(config: RunnableConfig, **arguments: Any) -> tuple[str, Any]:
             conversation = config["configurable"]["northwind_conversation"]
-            result = await client.call_tool(name, arguments, meta={CONVERSATION_META: conversation},
-                                            raise_on_error=False)
+            try:
+                result = await client.call_tool(name, arguments, meta={CONVERSATION_META: conversation},
+                                                raise_on_error=False, timeout=TOOL_TIMEOUT_S)
+            except TimeoutError as exc:
+                raise ToolNoReply(f"tool {name} did not answer within {TOOL_TIMEOUT_S:g} s") from exc
             text = _reply_text(result)
             if result.is_error:
                 raise ToolException(text)
@@ -88,6 +92,14 @@ class Connection:
         return json.loads(contents[0].text) if contents else []
 
 
+class ToolNoReply(Exception):
+    """A tool call got no reply in time. Not a ToolException on purpose: it ends the run,
+    and the Turn keeps the call with no result, so scorers fail it closed."""
+
+
+TOOL_TIMEOUT_S = 30.0
+
+
 def target_for(transport: str, hardened: bool):
     """What a fastmcp Client connects to: the server object (in-process) or a stdio child."""
     if transport == "memory":
@@ -98,5 +110,8 @@ def target_for(transport: str, hardened: bool):
         from fastmcp.client.transports import StdioTransport
 
         args = ["-m", "app.northwind"] + (["--hardened"] if hardened else [])
-        return StdioTransport(command=sys.executable, args=args)
+        # The MCP SDK passes a child only a safe subset of the environment; forward ours
+        # (NORTHWIND_FAULT among them) explicitly.
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "NORTHWIND_FAULT")}
+        return StdioTransport(command=sys.executable, args=args, env=env, keep_alive=False)
     raise ValueError(f"unknown transport {transport!r} (memory or stdio)")

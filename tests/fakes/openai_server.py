@@ -26,6 +26,7 @@ class FakeOpenAI:
         self.replies = list(replies)
         self.fail_first = fail_first
         self.fail_status = fail_status
+        self.fail_body = "slow down"  # error text; a test may make it echo a secret
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self._lock = threading.Lock()
@@ -42,7 +43,7 @@ class FakeOpenAI:
                     owner.headers.append(dict(self.headers))
                     if owner.fail_first > 0:
                         owner.fail_first -= 1
-                        self._send(owner.fail_status, {"error": {"message": "slow down", "type": "rate_limit"}},
+                        self._send(owner.fail_status, {"error": {"message": owner.fail_body, "type": "rate_limit"}},
                                    extra={"retry-after-ms": "10"})
                         return
                     message = owner.replies.pop(0) if owner.replies else text_completion("(no more canned replies)")

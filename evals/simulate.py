@@ -1,0 +1,113 @@
+"""Simulate: persona-driven users talk to a pinned agent version for several turns;
+every conversation is scored with the gate's scorers.
+
+    python evals/simulate.py --version v2 [--scenarios datasets/scenarios.toml]
+        [--personas datasets/personas.toml] [--max-turns 6] [--seeds N]
+        [--sim-model offline|openai:<m>|orq:<m>] [--judge offline] [--out results]
+        [--only-scenario ID ...] [--only-persona ID ...]
+
+Writes results/sim-<version>-<timestamp>/<scenario>--<persona>--s<seed>.json per
+conversation and summary.json, and prints the failures with the failing scorer and
+the user turn after which things went wrong. Exit 0 when the simulation ran (failures
+are findings, not errors), 2 on a user mistake.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: import the evals package, not sibling modules
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+import argparse
+import asyncio
+from datetime import datetime
+
+from app.refund_agent.errors import ConfigError
+from app.refund_agent.models import parse_spec
+from app.refund_agent.versions import load_version
+from evals import cli
+from evals.console import console
+from evals.dataset import load_rows
+from evals.scorers import make_evaluators
+from evals.simulation.report import print_summary, summarise, write_summary
+from evals.simulation.run import Settings, known_turns, run_all, write_records
+from evals.simulation.specs import load_personas, load_scenarios, pick
+
+DATASETS = cli.REPO / "datasets"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="evals/simulate.py", description=__doc__.splitlines()[0])
+    p.add_argument("--version", default="v2", help="agent version to talk to (default v2)")
+    p.add_argument("--model", help="override the version's model: offline[:...] | openai:<m> | orq:<m>")
+    p.add_argument("--scenarios", default=str(DATASETS / "scenarios.toml"))
+    p.add_argument("--personas", default=str(DATASETS / "personas.toml"))
+    p.add_argument("--only-scenario", nargs="+", metavar="ID", help="run only these scenarios")
+    p.add_argument("--only-persona", nargs="+", metavar="ID", help="run only these personas")
+    p.add_argument("--max-turns", type=int, default=6, help="user turns per conversation at most (default 6)")
+    p.add_argument("--seeds", type=int, default=3, help="conversations per persona x scenario, seeds 0..N-1 (default 3)")
+    p.add_argument("--sim-model", default="offline", help="the simulated user: offline | openai:<m> | orq:<m>")
+    p.add_argument("--judge", default="offline", help="the gate's policy judge: offline | openai:<m> | orq:<m>")
+    p.add_argument("--dataset", default=str(DATASETS / "northwind.jsonl"),
+                   help="dataset to check findings against (which failures no row has yet)")
+    p.add_argument("--out", default=str(cli.REPO / "results"), help="results directory")
+    return p
+
+
+def check_args(a: argparse.Namespace) -> None:
+    for name, low in (("max_turns", 1), ("seeds", 1)):
+        if getattr(a, name) < low:
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
+    load_version(a.version)
+    if a.model:
+        parse_spec(a.model)
+    if parse_spec(a.sim_model).provider != "offline":
+        from app.refund_agent.models import make_model
+
+        make_model(a.sim_model)  # a missing key is a one-line error now, not mid-run
+
+
+def out_dir(root: str, version: str) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    path, n = Path(root) / f"sim-{version}-{stamp}", 1
+    while path.exists():  # two runs in the same second
+        n += 1
+        path = Path(root) / f"sim-{version}-{stamp}-{n}"
+    return path
+
+
+@cli.guarded
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    check_args(a)
+    personas = pick(load_personas(a.personas), a.only_persona, "--only-persona")
+    scenarios = pick(load_scenarios(a.scenarios), a.only_scenario, "--only-scenario")
+    evaluators = make_evaluators(a.judge)
+    settings = Settings(version=a.version, model=a.model, sim_model=str(parse_spec(a.sim_model)), judge=a.judge,
+                        seeds=a.seeds, max_turns=a.max_turns, evaluators=evaluators,
+                        known=known_turns(load_rows(a.dataset)))
+    target = out_dir(a.out, a.version)
+    done = [0]
+    total = a.seeds * len(personas) * len(scenarios)
+
+    def progress(rec) -> None:
+        done[0] += 1
+        mark = f"[red]{rec.failure.scorer}[/] after turn {rec.failure.after_turn}" if rec.failure else "[green]ok[/]"
+        console.print(f"  [{done[0]}/{total}] {rec.conversation}: {len(rec.turns)} turns, {rec.ended}; {mark}")
+
+    records = asyncio.run(run_all(personas, scenarios, settings, target.name, on_record=progress))
+    write_records(records, target)
+    meta = {"run": target.name, "version": a.version, "model": a.model or load_version(a.version).model,
+            "sim_model": settings.sim_model, "judge": a.judge, "seeds": a.seeds, "max_turns": a.max_turns,
+            "scenarios": [s.id for s in scenarios], "personas": [p.id for p in personas],
+            "dataset": a.dataset, "git_commit": cli.git_commit(),
+            "started": datetime.now().isoformat(timespec="seconds")}
+    summary = summarise(records, meta)
+    write_summary(summary, target)
+    print_summary(summary, target)
+    return cli.EXIT_PASS
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""Running the gate for real: cache, interrupt and resume, secrets, redaction, isolation."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.refund_agent import cache as cache_mod
+from app.refund_agent import versions
+from app.refund_agent.client import aask_agent
+from evals import regression
+from tests.fakes.openai_server import FakeOpenAI, text_completion
+
+REPO = Path(__file__).resolve().parents[1]
+FEW = ["refund_full_a1001", "refund_over_limit", "status", "mt_pressure_a1005"]
+
+
+def only_result(tmp_path):
+    (path,) = tmp_path.glob("*.json")
+    return json.loads(path.read_text())
+
+
+@pytest.fixture
+def no_global_cache():
+    yield
+    cache_mod.disable_cache()
+
+
+def test_second_cached_run_makes_no_model_calls(tmp_path, no_global_cache, capsys):
+    db = tmp_path / "cache.sqlite"
+    args = ["--version", "v3", "--only", *FEW, "--no-upload", "--quiet", "--cache", str(db)]
+    regression.main([*args, "--out", str(tmp_path / "a")])
+    first = only_result(tmp_path / "a")
+    assert first["meta"]["cache"]["model_calls_made"] > 0 and first["meta"]["cache"]["served_from_cache"] == 0
+    regression.main([*args, "--out", str(tmp_path / "b")])
+    second = only_result(tmp_path / "b")
+    assert second["meta"]["cache"] == {"served_from_cache": first["meta"]["cache"]["model_calls_made"],
+                                       "model_calls_made": 0}
+    assert "0 made" in capsys.readouterr().out
+    assert [r["turn"]["answer"] for r in first["runs"]] == [r["turn"]["answer"] for r in second["runs"]]
+
+
+async def test_a_changed_prompt_misses_the_cache_for_the_calls_it_changes(tmp_path, monkeypatch, no_global_cache):
+    vdir = tmp_path / "versions"
+    vdir.mkdir()
+    original = (versions.VERSIONS_DIR / "v3.toml").read_text()
+    (vdir / "v3.toml").write_text(original)
+    (vdir / "v3b.toml").write_text(original.replace("Answer briefly", "Answer politely and briefly"))
+    monkeypatch.setattr(versions, "VERSIONS_DIR", vdir)
+    versions.load_version.cache_clear()
+    cache = cache_mod.enable_cache(tmp_path / "c.sqlite")
+    try:
+        await aask_agent("What's the status of order A-1002?", "v3")
+        made = cache.misses
+        await aask_agent("What's the status of order A-1002?", "v3")
+        assert cache.misses == made  # unchanged: all served
+        await aask_agent("What's the status of order A-1002?", "v3b")
+        assert cache.misses == 2 * made  # the system prompt is in every call, so every call misses
+    finally:
+        versions.load_version.cache_clear()
+
+
+def _gate_cmd(out, *extra):
+    return [sys.executable, str(REPO / "evals" / "regression.py"), "--version", "v3", "--trials", "2",
+            "--no-upload", "--quiet", "--parallelism", "2", "--model", "offline:latency=40ms", "--out", str(out),
+            *extra]
+
+
+def test_interrupted_run_is_kept_and_resume_completes_it(tmp_path):
+    full = subprocess.run(_gate_cmd(tmp_path / "full", "--limit", "12"), capture_output=True, text=True, timeout=300)
+    assert full.returncode == 0, full.stderr[-2000:]
+    proc = subprocess.Popen(_gate_cmd(tmp_path / "cut", "--limit", "12"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)  # start-up, then some runs finish
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, (out[-1500:], err[-1500:])
+    (cut_path,) = (tmp_path / "cut").glob("*.json")
+    cut = json.loads(cut_path.read_text())
+    assert cut["meta"]["complete"] is False and cut["meta"]["interrupted"] is True
+    assert 0 < len(cut["runs"]) < 24
+    resumed = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--resume", str(cut_path),
+                              "--no-upload", "--quiet"], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    done = json.loads(cut_path.read_text())
+    (full_path,) = (tmp_path / "full").glob("*.json")
+    whole = json.loads(full_path.read_text())
+    assert done["meta"]["complete"] is True and len(done["runs"]) == 24
+    assert done["summary"]["v3"]["scorers"] == whole["summary"]["v3"]["scorers"]
+    assert [(r["row_id"], r["trial"], r["turn"]["answer"]) for r in done["runs"]] == \
+        [(r["row_id"], r["trial"], r["turn"]["answer"]) for r in whole["runs"]]
+
+
+def test_api_keys_never_reach_results_reports_or_output(tmp_path):
+    key = "sk-fake-0123456789abcdefSECRET"
+
+    with FakeOpenAI([text_completion("hi")] * 2, fail_first=100, fail_status=401) as server:
+        env = {**os.environ, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": server.url}
+        # make the server's error text carry the key, as a careless proxy would
+        server.fail_body = key
+        res = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--version", "v3",
+                              "--only", "status", "--model", "openai:gpt-test", "--max-retries", "0",
+                              "--no-upload", "--out", str(tmp_path), "--report", str(tmp_path / "r.html")],
+                             capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 1
+    assert server.headers and any(key in str(h) for h in server.headers)  # the key was really used
+    for text in (res.stdout, res.stderr, *(p.read_text() for p in tmp_path.iterdir())):
+        assert key not in text
+
+
+def test_redact_results_masks_emails_everywhere(tmp_path):
+    code = regression.main(["--version", "v3", "--only", "find_by_email", "--no-upload", "--quiet",
+                            "--out", str(tmp_path), "--redact-results"])
+    assert code in (0, 1)
+    text = next(tmp_path.glob("*.json")).read_text()
+    assert "dana.kim@example.com" not in text and "[email]" in text
+    assert json.loads(text)["meta"]["redacted"] is True
+
+
+async def test_32_concurrent_refund_conversations_never_see_each_others_writes():
+    turns = await asyncio.gather(*(aask_agent("Refund order A-1001 in full.", "v1", seed=i) for i in range(32)))
+    for t in turns:
+        assert t.error is None
+        refunds = [w for w in t.writes if w["action"] == "refund"]
+        assert refunds == [{"action": "refund", "order_id": "A-1001", "amount": 129.0, "reference": "W-0001"}]
+        assert any(c.name == "refund_order" and c.result and c.result.get("ok") for c in t.tool_calls)
