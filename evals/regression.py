@@ -31,7 +31,7 @@ from evals.console import append_step_summary, console, markdown, print_summary
 from evals.dataset import Row, load_rows, rows_from_datapoints, select
 from evals.faults import parse_faults, server_fault
 from evals.record import Meta, Record, RunResult, load_record, save_record
-from evals.runner import Plan, Settings, run_plan
+from evals.runner import Plan, Settings, duration_hints, run_plan
 from evals.scorers import SCORER_NAMES, make_evaluators
 from evals.summary import summarise
 from evals.thresholds import DEFAULT_PATH, load_thresholds
@@ -150,8 +150,8 @@ def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, pa
             last_save[0] = time.monotonic()
 
     evaluators = make_evaluators(settings.judge, judge_timeout=settings.judge_timeout, faults=settings.faults)
-    return asyncio.run(run_plan(f"northwind-{record.meta.version}", versions, Plan(pairs), evaluators,
-                                settings, on_runs))
+    plan = Plan(pairs, hints=duration_hints(path.parent, record.meta.version))
+    return asyncio.run(run_plan(f"northwind-{record.meta.version}", versions, plan, evaluators, settings, on_runs))
 
 
 def add_judge_correction(record: Record) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -35,16 +36,41 @@ class Settings:
 
 @dataclass
 class Plan:
-    """The (row, trial) pairs to run; evaluatorq sees one datapoint per pair."""
+    """The (row, trial) pairs to run; evaluatorq sees one datapoint per pair.
+
+    Pairs start longest first (LPT scheduling): a long conversation started last would set
+    the wall time alone. "Long" is the number of model calls the row took in the newest
+    stored results (`hints`), else a guess from its number of user turns."""
     pairs: list[tuple[Row, int]]
+    hints: dict[str, float] = field(default_factory=dict)
     points: list[DataPoint] = field(default_factory=list)
     by_point: dict[int, tuple[Row, int]] = field(default_factory=dict)
 
     def __post_init__(self):
+        self.pairs = sorted(self.pairs, key=lambda p: -self.hints.get(p[0].id, 3.0 * len(p[0].user_turns())))
         for row, trial in self.pairs:
             point = row_to_datapoint(row)
             self.points.append(point)
             self.by_point[id(point)] = (row, trial)
+
+
+def duration_hints(results_dir: Path, version: str) -> dict[str, float]:
+    """Model calls per row in the newest complete results file of this version (cheap to read
+    compared with a run; no file, no hints)."""
+    import json
+
+    for path in sorted(results_dir.glob(f"{version}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)[:3]:
+        try:
+            data = json.loads(path.read_text())
+            if not data["meta"].get("complete"):
+                continue
+            calls: dict[str, list[int]] = {}
+            for run in data["runs"]:
+                calls.setdefault(run["row_id"], []).append(run["turn"].get("usage", {}).get("llm_calls", 0))
+            return {rid: max(v) for rid, v in calls.items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return {}
 
 
 def failed_turn(version: str, model: str, seed: int, error: str) -> dict:

@@ -87,7 +87,13 @@ class Connection:
         )
 
     async def writes(self, conversation: str) -> list[dict]:
-        """The server's own write log for one conversation."""
+        """The server's own write log for one conversation: read in-process when the server
+        lives here (no protocol round trip per run), else as its MCP resource."""
+        server = getattr(self.client.transport, "server", None)
+        if server is not None:
+            from app.northwind import server_writes
+
+            return server_writes(server, conversation)
         contents = await self.client.read_resource(f"northwind://conversations/{conversation}/writes")
         return json.loads(contents[0].text) if contents else []
 
