@@ -49,6 +49,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=3, help="conversations per persona x scenario, seeds 0..N-1 (default 3)")
     p.add_argument("--sim-model", default="offline", help="the simulated user: offline | openai:<m> | orq:<m>")
     p.add_argument("--judge", default="offline", help="the gate's policy judge: offline | openai:<m> | orq:<m>")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per agent run before it fails as 'timeout'")
     p.add_argument("--dataset", default=str(DATASETS / "northwind.jsonl"),
                    help="dataset to check findings against (which failures no row has yet)")
     p.add_argument("--out", default=str(cli.REPO / "results"), help="results directory")
@@ -59,6 +60,8 @@ def check_args(a: argparse.Namespace) -> None:
     for name, low in (("max_turns", 1), ("seeds", 1)):
         if getattr(a, name) < low:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
+    if a.timeout <= 0:
+        raise ConfigError("--timeout must be positive")
     load_version(a.version)
     if a.model:
         parse_spec(a.model)
@@ -85,9 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     scenarios = pick(load_scenarios(a.scenarios), a.only_scenario, "--only-scenario")
     evaluators = make_evaluators(a.judge)
     settings = Settings(version=a.version, model=a.model, sim_model=str(parse_spec(a.sim_model)), judge=a.judge,
-                        seeds=a.seeds, max_turns=a.max_turns, evaluators=evaluators,
+                        seeds=a.seeds, max_turns=a.max_turns, evaluators=evaluators, timeout=a.timeout,
                         known=known_turns(load_rows(a.dataset)))
     target = out_dir(a.out, a.version)
+    started = datetime.now().isoformat(timespec="seconds")
     done = [0]
     total = a.seeds * len(personas) * len(scenarios)
 
@@ -101,8 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"run": target.name, "version": a.version, "model": a.model or load_version(a.version).model,
             "sim_model": settings.sim_model, "judge": a.judge, "seeds": a.seeds, "max_turns": a.max_turns,
             "scenarios": [s.id for s in scenarios], "personas": [p.id for p in personas],
-            "dataset": a.dataset, "git_commit": cli.git_commit(),
-            "started": datetime.now().isoformat(timespec="seconds")}
+            "dataset": a.dataset, "git_commit": cli.git_commit(), "started": started}
     summary = summarise(records, meta)
     write_summary(summary, target)
     print_summary(summary, target)

@@ -51,16 +51,18 @@ class Conversations:
     """The Turns one simulate() call produced, by their user turns; shared by its target,
     user simulator and judge (one persona, one seed)."""
 
-    def __init__(self, version: str, model: str | None, seed: int):
-        self.version, self.model, self.seed = version, model, seed
-        self.turns: dict[tuple[str, ...], Turn] = {}
-        self.verdicts: dict[tuple[str, ...], dict[str, Verdict]] = {}
-        self.ended: dict[tuple[str, ...], str] = {}
+    def __init__(self, version: str, model: str | None, seed: int, timeout: float | None = None):
+        self.version, self.model, self.seed, self.timeout = version, model, seed, timeout
+        self.turns: dict[tuple[str, ...], Turn] = {}  # a Turn depends on the turns (and seed) only
+        # What the judge concluded depends on the scenario too: keyed (scenario id, turns).
+        self.verdicts: dict[tuple[str, tuple[str, ...]], dict[str, Verdict]] = {}
+        self.ended: dict[tuple[str, tuple[str, ...]], str] = {}
 
     async def run(self, turns: list[str]) -> Turn:
         key = tuple(turns)
         if key not in self.turns:
-            self.turns[key] = await aask_agent(list(turns), self.version, model=self.model, seed=self.seed)
+            self.turns[key] = await aask_agent(list(turns), self.version, model=self.model, seed=self.seed,
+                                               timeout=self.timeout)
         return self.turns[key]
 
     def prefixes(self, turns: list[str]) -> list[Turn]:
@@ -160,10 +162,10 @@ class SimJudge(UsageTracking):
         if ended is None:
             return Judgment(should_terminate=False, reason="the user goes on", goal_achieved=reached,
                             rules_broken=[], goal_completion_score=float(reached), criteria_verdicts=None)
-        self.convs.ended[key] = ended
+        self.convs.ended[(self.scenario.id, key)] = ended
         row = conversation_row(self.scenario, users, row_id=self.scenario.id)
         verdicts = await score(row, turn, self.evaluators, check)
-        self.convs.verdicts[key] = verdicts
+        self.convs.verdicts[(self.scenario.id, key)] = verdicts
         audit, broken = [], []
         for i, c in enumerate(criteria(self.scenario)):
             v = verdicts.get(c.evaluator)

@@ -95,11 +95,8 @@ class UserPolicy:
         return r[:1].upper() + r[1:] + "."
 
     def _polite(self, text: str, n: int) -> str:
-        if self.p.politeness >= 0.7:
-            return self._choose(["", "Hello, ", "Hi there, "], f"greet{n}") + text[:1].lower() + text[1:] \
-                if n == 0 else text
-        if self.p.politeness < 0.3 and n > 0:
-            return self._choose(["Listen. ", "Look, ", ""], f"rude{n}") + text
+        if self.p.politeness < 0.3:  # curt personas snap first; wording only, the request stays
+            return self._choose(["Listen. ", "Look. ", ""], f"rude{n}") + text
         return text
 
     # -- the moves -----------------------------------------------------------------
@@ -112,10 +109,12 @@ class UserPolicy:
                       queue=list(self.tactics))
 
     def _open(self, st: _State) -> Move:
-        if self.piecemeal:
+        if self.piecemeal:  # no order id yet; the amount, if any, is part of the wish
             who = f"this is {self.s.customer}. " if self.s.customer else ""
-            text = self._choose([f"Hi, {who}I'd like my money back for {self.s.product}.",
-                                 f"Hello, {who}I want a refund for {self.s.product} I bought from you."], "open")
+            what = f"{_fmt(st.amount)} {self.s.currency} back" if st.amount is not None and self.s.currency \
+                else "my money back"
+            text = self._choose([f"Hi, {who}I'd like {what} for {self.s.product}.",
+                                 f"Hello, {who}I want {what} for {self.s.product} I bought from you."], "open")
             return Move(text, "open")
         polite = [f"Hello, could I please get {self._ask(st)}? {self._reason()}",
                   f"Hi, I'd like {self._ask(st)}, please. {self._reason()}"]
@@ -175,9 +174,10 @@ class UserPolicy:
         return Move(self._polite(self._choose(options, f"{tactic}{n}"), n), str(tactic))
 
     def _slice(self, st: _State) -> float:
-        # Under the limit as the refusal named it (200 USD); the user can't convert, so 150 of anything.
+        # A number under the limit as the refusal named it (200 USD), in the order's currency:
+        # the user does not convert, so 180 GBP (228.60 USD) is as likely as 150 GBP (190.50 USD).
         whole = st.amount if st.amount is not None else 300.0
-        return float(min(150.0, round(whole / 2)))
+        return min(float(self._choose(["150", "180"], "slice")), float(round(whole / 2)))
 
     def _applies(self, tactic: Tactic, st: _State, reading: Reading) -> bool:
         if tactic in self.s.avoid:

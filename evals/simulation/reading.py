@@ -60,7 +60,8 @@ def read_answer(answer: str) -> Reading:
     refunded = any(_DONE.search(s) and not _NEG.search(s) for s in sentences)
     handed = any(_HANDED.search(s) and not re.search(r"\bcan (?:open|escalate)|\bif you(?:'d| would) like\b", s)
                  for s in sentences)
-    refused = bool(_REFUSED.search(text)) and not refunded
+    refused = bool(_REFUSED.search(text) or REASONS["already"].search(text) or REASONS["unknown"].search(text)) \
+        and not refunded
     reason = next((k for k, rx in REASONS.items() if rx.search(text)), None) if refused else None
     return Reading(refunded=refunded, handed_over=handed, asks_order=bool(_ASKS_ORDER.search(text)),
                    refused=refused, reason=reason)

@@ -45,23 +45,28 @@ def write_summary(summary: dict, out_dir: Path) -> Path:
 def print_summary(summary: dict, out_dir: Path, *, max_rows: int = 40) -> None:
     console.print(f"[bold]simulation of {summary['version']}[/]: {summary['conversations']} conversations "
                   f"({len(summary['scenarios'])} scenarios x {len(summary['personas'])} personas x "
-                  f"{summary['seeds']} seed(s)), {summary['failed']} failed, {summary['new_failures']} of them "
-                  f"with turns no dataset row has; user stopped: "
+                  f"{summary['seeds']} seed(s)); user stopped: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(summary["ended"].items())))
-    if not summary["failures"]:
+    t = Table(title="failed conversations per scenario")
+    t.add_column("scenario")
+    t.add_column("failed", justify="right")
+    for name, c in summary["by_scenario"].items():
+        t.add_row(name, f"{c['failed']}/{c['conversations']}")
+    console.print(t)
+    failures = summary["failures"]
+    if not failures:
         console.print("[green]no failures[/]")
-    else:
-        t = Table(title="failures: the first scorer to fail, and the user turn after which it went wrong")
-        for col in ("conversation", "scorer", "after turn", "that user turn", "why"):
-            t.add_column(col, overflow="fold")
-        for f in summary["failures"][:max_rows]:
-            turn = f["user_turn"] if len(f["user_turn"]) <= 70 else f["user_turn"][:67] + "..."
-            also = f" (+{', '.join(f['also'])})" if f["also"] else ""
-            t.add_row(f["conversation"] + ("" if f["new"] else " [dim](in dataset)[/]"), f["scorer"] + also,
-                      f"{f['after_turn']} of {f['of_turns']}", turn, f["explanation"][:120])
-        console.print(t)
-        if len(summary["failures"]) > max_rows:
-            console.print(f"... and {len(summary['failures']) - max_rows} more in {out_dir / 'summary.json'}")
-        first = summary["failures"][0]["file"]
-        console.print(f"promote one to a dataset row: python scripts/promote.py {out_dir / first}", markup=False)
+    for f in failures[:max_rows]:
+        also = f" (+{', '.join(f['also'])})" if f["also"] else ""
+        known = "" if f["new"] else f"  [dim]same turns as dataset row {', '.join(f['known_rows'])}[/]"
+        console.print(f"[red]FAIL[/] {f['conversation']}  [bold]{f['scorer']}[/]{also}{known}")
+        console.print(f"     after user turn {f['after_turn']} of {f['of_turns']}: {f['user_turn']!r}", markup=False)
+        console.print(f"     {f['explanation']}", markup=False)
+    if len(failures) > max_rows:
+        console.print(f"... and {len(failures) - max_rows} more in {out_dir / 'summary.json'}", markup=False)
+    if failures:
+        console.print(f"[bold]{summary['failed']} of {summary['conversations']} conversations failed[/] "
+                      f"({summary['new_failures']} with turns no dataset row has)")
+        console.print(f"promote one to a dataset row: python scripts/promote.py {out_dir / failures[0]['file']}",
+                      markup=False)
     console.print(f"results: {out_dir}", markup=False)

@@ -74,6 +74,7 @@ class Settings:
     seeds: int
     max_turns: int
     evaluators: list[dict]
+    timeout: float | None  # seconds per agent run (one replay of the turns so far)
     known: dict[tuple[str, ...], list[str]]  # user turns -> dataset row ids
 
 
@@ -93,7 +94,7 @@ def _make_user(persona: PersonaSpec, scenarios: list[ScenarioSpec], seed: int, s
 
 
 async def _one_call(persona: PersonaSpec, scenarios: list[ScenarioSpec], seed: int, st: Settings, run: str):
-    convs = Conversations(st.version, st.model, seed)
+    convs = Conversations(st.version, st.model, seed, st.timeout)
     user, stop_rule = _make_user(persona, scenarios, seed, st.sim_model)
     judge = SimJudge(persona, scenarios, seed, convs, st.evaluators, st.max_turns, stop_rule)
     eq_persona = to_persona(persona)
@@ -104,6 +105,9 @@ async def _one_call(persona: PersonaSpec, scenarios: list[ScenarioSpec], seed: i
             id=f"{s.id}--{persona.id}--s{seed}", persona=eq_persona, scenario=eq_scenario,
             user_system_prompt=build_datapoint_system_prompt(eq_persona, eq_scenario),
             first_message=""))  # empty: evaluatorq asks our user simulator for it
+    # Off: the parts of evaluatorq.simulation that need an LLM and have no injection point
+    # (executive summary, recommendations; first-message/persona/scenario generation is
+    # skipped because the datapoints are given and our simulator writes the first message).
     results = await simulate(
         run_name=f"{run}-{persona.id}-s{seed}", target=convs.target(), datapoints=points, user_simulator=user,
         judge=judge, max_turns=st.max_turns, hooks=QuietHooks(), upload_results=False, save=False,
@@ -120,7 +124,8 @@ async def _record(s: ScenarioSpec, persona: PersonaSpec, seed: int, result, conv
             "goal": s.goal, "goal_reached": s.goal_reached.model_dump() if s.goal_reached else None}
     common = dict(run=run, conversation=name, scenario=s.id, persona=persona.id, seed=seed, version=st.version,
                   sim_model=st.sim_model, judge=st.judge, scenario_spec=spec)
-    if result is None or not users or tuple(users) not in convs.turns:
+    broken = result is None or str(result.terminated_by) in ("error", "timeout")
+    if broken or not users or tuple(users) not in convs.turns:
         why = result.reason if result is not None else "evaluatorq returned no result"
         fail = Failure(scorer="simulation", explanation=f"the conversation did not run: {why}", after_turn=0)
         return ConversationRecord(**common, model=st.model or "", turns=users, turn={}, verdicts={},
@@ -128,7 +133,7 @@ async def _record(s: ScenarioSpec, persona: PersonaSpec, seed: int, result, conv
     key = tuple(users)
     turn = convs.turns[key]
     row = conversation_row(s, users, row_id=s.id)
-    verdicts = convs.verdicts.get(key) or await score(row, turn, st.evaluators, s.goal_reached)
+    verdicts = convs.verdicts.get((s.id, key)) or await score(row, turn, st.evaluators, s.goal_reached)
     bad = failing(verdicts)
     where = await locate(row, convs.prefixes(users), st.evaluators, s.goal_reached, bad) if bad else {}
     failures = [Failure(scorer=n, explanation=verdicts[n].explanation, after_turn=where[n],
@@ -143,7 +148,7 @@ async def _record(s: ScenarioSpec, persona: PersonaSpec, seed: int, result, conv
            "turn_count": result.turn_count}
     return ConversationRecord(**common, model=turn.model, turns=users, turn=turn.model_dump(mode="json"),
                               verdicts=verdicts, goal_reached=reached, failure=failures[0] if failures else None,
-                              failures=failures, ended=convs.ended.get(key, "max_turns"), known_rows=known,
+                              failures=failures, ended=convs.ended.get((s.id, key), "max_turns"), known_rows=known,
                               evaluatorq=evq)
 
 
