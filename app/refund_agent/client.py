@@ -122,45 +122,77 @@ def _emulated_seconds(messages: list) -> float:
     return round(total, 6)
 
 
+class Conversation:
+    """One live conversation with a pinned agent version: one server world, one message
+    history. `ask` adds a user turn and returns the Turn of the whole conversation so far.
+    The simulator uses it so the agent answers the very history the simulated user saw;
+    aask_agent is the one-shot form. After an error the conversation is finished."""
+
+    def __init__(self, version: str, *, model: str | None = None, seed: int = 0, transport: str = "memory",
+                 max_retries: int = 2, model_timeout: float | None = None):
+        self.spec = load_version(version)
+        self.model_spec = str(parse_spec(model or self.spec.model))
+        self.seed, self.transport = seed, transport
+        self.max_retries, self.model_timeout = max_retries, model_timeout
+        self.id = uuid.uuid4().hex
+        self.messages: list = []
+        self.error: str | None = None
+        self.seconds = 0.0
+        self._conn: Connection | None = None
+
+    async def ask(self, text: str, *, timeout: float | None = None) -> Turn:
+        await self._run([text], timeout)
+        return await self.turn()
+
+    async def _run(self, texts: list[str], timeout: float | None) -> None:
+        if self.error:
+            return
+        started = time.perf_counter()
+        try:
+            self._conn = self._conn or await connection(self.spec.hardened, self.transport)
+            graph = build_graph(self.spec, self.model_spec, self.seed, self._conn, max_retries=self.max_retries,
+                                timeout=self.model_timeout)
+            config = {"configurable": {"northwind_conversation": self.id}, "recursion_limit": RECURSION_LIMIT}
+            async with asyncio.timeout(timeout):
+                for text in texts:
+                    state_in = {"messages": [*self.messages, HumanMessage(text)]}
+                    async for state in graph.astream(state_in, config=config, stream_mode="values"):
+                        self.messages = state["messages"]  # partial state: a later crash keeps earlier calls
+        except ConfigError:
+            raise
+        except TimeoutError:
+            self.error = "timeout"
+        except Exception as exc:  # the run failed; the Turn says so and stays in every denominator
+            self.error = f"{type(exc).__name__}: {exc}"
+            if self._conn is not None and self.transport != "memory" and not self._conn.client.is_connected():
+                forget_connection(self.spec.hardened, self.transport)  # the server went away: reconnect next time
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    async def turn(self) -> Turn:
+        """The Turn so far, with the server's write log as it stands now."""
+        writes, error = [], self.error
+        if self._conn is not None:
+            try:
+                writes = await asyncio.wait_for(self._conn.writes(self.id), 10)
+            except Exception as exc:
+                error = error or f"could not read the server's write log: {type(exc).__name__}: {exc}"
+        seconds = (_emulated_seconds(self.messages) if _is_deterministic(self.model_spec)
+                   else round(self.seconds, 3))
+        return turn_from_messages(self.messages, version=self.spec, model=self.model_spec, seed=self.seed,
+                                  writes=writes, seconds=seconds, error=error)
+
+
 async def aask_agent(message_or_turns: str | Sequence[str], version: str, *, model: str | None = None,
                      seed: int = 0, transport: str = "memory", max_retries: int = 2,
                      model_timeout: float | None = None, timeout: float | None = None) -> Turn:
     """Run one conversation. `timeout` bounds the whole run: when it passes, the Turn has
     error "timeout" and keeps every tool call made so far (a pending one with no reply)."""
     turns = _as_turns(message_or_turns)
-    spec = load_version(version)
-    model_spec = str(parse_spec(model or spec.model))
-    conversation = uuid.uuid4().hex
-    started = time.perf_counter()
-    messages: list = []
-    writes: list[dict] = []
-    error = None
-    conn = None
-    try:
-        conn = await connection(spec.hardened, transport)
-        graph = build_graph(spec, model_spec, seed, conn, max_retries=max_retries, timeout=model_timeout)
-        config = {"configurable": {"northwind_conversation": conversation}, "recursion_limit": RECURSION_LIMIT}
-        async with asyncio.timeout(timeout):
-            for text in turns:
-                state_in = {"messages": [*messages, HumanMessage(text)]}
-                async for state in graph.astream(state_in, config=config, stream_mode="values"):
-                    messages = state["messages"]  # keep the partial state: a later crash keeps earlier calls
-    except ConfigError:
-        raise
-    except TimeoutError:
-        error = "timeout"
-    except Exception as exc:  # the run failed; the Turn says so and stays in every denominator
-        error = f"{type(exc).__name__}: {exc}"
-        if conn is not None and transport != "memory" and not conn.client.is_connected():
-            forget_connection(spec.hardened, transport)  # the server went away: reconnect next time
-    if conn is not None:
-        try:
-            writes = await asyncio.wait_for(conn.writes(conversation), 10)
-        except Exception as exc:
-            error = error or f"could not read the server's write log: {type(exc).__name__}: {exc}"
-    seconds = _emulated_seconds(messages) if _is_deterministic(model_spec) else round(time.perf_counter() - started, 3)
-    return turn_from_messages(messages, version=spec, model=model_spec, seed=seed, writes=writes,
-                              seconds=seconds, error=error)
+    conv = Conversation(version, model=model, seed=seed, transport=transport, max_retries=max_retries,
+                        model_timeout=model_timeout)
+    await conv._run(turns, timeout)
+    return await conv.turn()
 
 
 class _BackgroundLoop:

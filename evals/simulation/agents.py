@@ -7,10 +7,11 @@ through ORQ_API_KEY / OPENAI_API_KEY and cannot run offline. Ours keep its contr
 (update_context / generate_first_message / respond_async; evaluate -> Judgment with
 per-criterion occurrence) and are deterministic.
 
-The target replays the user turns so far in one fresh conversation per step
-(`aask_agent(turns, seed=...)`): the server world persists across the turns of one
-replay, and the same turns and seed give the same Turn, so every prefix's Turn is
-kept and later re-scored exactly (scoring.locate).
+The target keeps one live conversation per simulated dialogue (app.refund_agent.client.
+Conversation): each step adds the newest user turn to the same message history and the
+same server world, so the agent answers exactly the history the simulated user saw, also
+with a real model. The Turn after every prefix is kept and later re-scored exactly
+(scoring.locate).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from evaluatorq.simulation.contracts import Criterion, CriterionVerdict, Judgmen
 from evaluatorq.simulation.hooks import DefaultHooks
 from evaluatorq.simulation.utils.prompt_builders import build_scenario_user_context
 
-from app.refund_agent.client import aask_agent
+from app.refund_agent.client import Conversation
 from app.refund_agent.turn import Turn
 from evals.dataset import DatasetError
 from evals.record import Verdict
@@ -53,7 +54,8 @@ class Conversations:
 
     def __init__(self, version: str, model: str | None, seed: int, timeout: float | None = None):
         self.version, self.model, self.seed, self.timeout = version, model, seed, timeout
-        self.turns: dict[tuple[str, ...], Turn] = {}  # a Turn depends on the turns (and seed) only
+        self.turns: dict[tuple[str, ...], Turn] = {}  # the Turn after each prefix of user turns
+        self.live: dict[tuple[str, ...], Conversation] = {}  # open conversations, by the turns so far
         # What the judge concluded depends on the scenario too: keyed (scenario id, turns).
         self.verdicts: dict[tuple[str, tuple[str, ...]], dict[str, Verdict]] = {}
         self.ended: dict[tuple[str, tuple[str, ...]], str] = {}
@@ -61,8 +63,14 @@ class Conversations:
     async def run(self, turns: list[str]) -> Turn:
         key = tuple(turns)
         if key not in self.turns:
-            self.turns[key] = await aask_agent(list(turns), self.version, model=self.model, seed=self.seed,
-                                               timeout=self.timeout)
+            # continue the conversation that produced the previous prefix; a new one otherwise
+            conv = self.live.pop(key[:-1], None)
+            if conv is None:
+                conv = Conversation(self.version, model=self.model, seed=self.seed)
+                for earlier in turns[:-1]:
+                    await conv.ask(earlier, timeout=self.timeout)
+            self.turns[key] = await conv.ask(turns[-1], timeout=self.timeout)
+            self.live[key] = conv
         return self.turns[key]
 
     def prefixes(self, turns: list[str]) -> list[Turn]:
