@@ -21,7 +21,7 @@ import contextlib
 import hashlib
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from app.refund_agent.errors import ConfigError
 from app.refund_agent.models import parse_spec
@@ -127,7 +127,7 @@ def new_record(a, versions, rows, source, digest, thresholds, argv) -> Record:
                 model=a.model or spec.model, judge=a.judge, dataset=source, dataset_sha256=digest,
                 git_commit=cli.git_commit(), trials=a.trials, seeds=list(range(a.trials)),
                 parallelism=a.parallelism, timeout=a.timeout, thresholds=thresholds.bars(),
-                argv=argv, started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                argv=argv, started=datetime.now(UTC).isoformat(timespec="seconds"),
                 selection={"only": a.only, "tags": a.tags, "limit": a.limit})
     return Record(meta=meta, rows=[r.model_dump(mode="json", exclude_unset=True) for r in rows])
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from evaluatorq import DataPoint, evaluatorq, job
 

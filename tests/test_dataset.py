@@ -5,8 +5,16 @@ from pathlib import Path
 import pytest
 
 from evals.dataset import (
-    DatasetError, Expect, Row, load_rows, matches, normalise, row_to_datapoint, row_to_json,
-    rows_from_datapoints, select,
+    DatasetError,
+    Expect,
+    Row,
+    load_rows,
+    matches,
+    normalise,
+    row_to_datapoint,
+    row_to_json,
+    rows_from_datapoints,
+    select,
 )
 
 DATASET = Path(__file__).resolve().parent.parent / "datasets" / "northwind.jsonl"
@@ -30,7 +38,7 @@ def good(id="a", **expect):
 
 def write(tmp_path, *lines):
     path = tmp_path / "rows.jsonl"
-    path.write_text("\n".join(l if isinstance(l, str) else json.dumps(l) for l in lines) + "\n")
+    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
     return path
 
 
