@@ -1,0 +1,123 @@
+"""The gate end to end, offline: verdicts and exit codes per version, bad input, the
+results record, the step summary, regrade and show."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evals import regrade, regression, runner, show
+from evals.stats import pass_hat_k, wilson
+
+
+def run(tmp_path, *args):
+    code = regression.main([*args, "--no-upload", "--quiet", "--out", str(tmp_path)])
+    paths = sorted(tmp_path.glob("*.json"))
+    return code, (json.loads(paths[-1].read_text()) if paths else None), (paths[-1] if paths else None)
+
+
+def test_v1_fails_and_v3_passes_the_whole_dataset(tmp_path, monkeypatch):
+    summary_file = tmp_path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary_file))
+    code1, rec1, _ = run(tmp_path / "v1", "--version", "v1")
+    code3, rec3, _ = run(tmp_path / "v3", "--version", "v3")
+    assert (code1, code3) == (1, 0)
+    assert "refund_outcome" in rec1["summary"]["verdict"]["line"]
+    assert rec3["summary"]["verdict"] == {"exit_code": 0, "line": "PASS: every scorer at or above its bar",
+                                          "reasons": []}
+    md = summary_file.read_text()
+    assert "refund-agent@v1: FAIL" in md and "refund-agent@v3: PASS" in md
+
+
+def test_v2_fails_with_five_trials_and_its_slips_show_in_pass_hat_k(tmp_path):
+    code, rec, _ = run(tmp_path, "--version", "v2", "--trials", "5")
+    assert code == 1
+    s = rec["summary"]["v2"]["scorers"]
+    assert s["refund_outcome"]["pass^5"] < s["refund_outcome"]["pass@5"]
+    assert any(not v["ok"] for v in s.values() if v["ok"] is not None)
+
+
+def test_numbers_recount_from_the_record(tmp_path):
+    _, rec, _ = run(tmp_path, "--version", "v2", "--trials", "2", "--tags", "refund")
+    runs = rec["runs"]
+    assert len(runs) == 2 * len(rec["rows"]) and {r["seed"] for r in runs} == {0, 1}
+    for name, s in rec["summary"]["v2"]["scorers"].items():
+        values = [r["verdicts"][name]["passed"] for r in runs if r["verdicts"][name]["passed"] is not None]
+        assert s["n"] == len(values) and s["passed"] == sum(values)
+        assert (s["low"], s["high"]) == pytest.approx(wilson(sum(values), len(values)))
+        per_row = {}
+        for r in runs:
+            if r["verdicts"][name]["passed"] is not None:
+                per_row.setdefault(r["row_id"], []).append(r["verdicts"][name]["passed"])
+        if per_row:
+            expected = sum(pass_hat_k(len(v), sum(v), 2) for v in per_row.values()) / len(per_row)
+            assert s["pass^2"] == pytest.approx(expected)
+    meta = rec["meta"]
+    for key in ("version_description", "model", "judge", "dataset", "dataset_sha256", "git_commit", "seeds",
+                "trials", "thresholds", "argv", "elapsed_s"):
+        assert key in meta
+    assert meta["complete"] is True and meta["seeds"] == [0, 1]
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"id": "a", "inputs": ', "bad JSON"),
+    ('{"inputs": {"message": "hi", "expect": {}}, "expected_output": "x"}', "missing id"),
+    ('{"id": "a", "inputs": {"message": "hi", "expect": {"refundz": []}}, "expected_output": "x"}',
+     "inputs.expect.refundz: unknown key"),
+])
+def test_a_malformed_row_stops_the_run_before_any_agent_call(tmp_path, monkeypatch, capsys, line, message):
+    async def must_not_run(*a, **k):
+        raise AssertionError("an agent ran")
+    monkeypatch.setattr(runner, "aask_agent", must_not_run)
+    good = '{"id": "ok", "inputs": {"message": "hi", "expect": {}}, "expected_output": "x"}'
+    ds = tmp_path / "rows.jsonl"
+    ds.write_text(good + "\n" + line + "\n")
+    code, rec, _ = run(tmp_path / "out", "--dataset", str(ds))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and rec is None
+    assert err.startswith(f"error: {ds}:2: ") and message in err and "\n" not in err
+
+
+def test_duplicate_ids_are_refused(tmp_path, capsys):
+    row = '{"id": "same", "inputs": {"message": "hi", "expect": {}}, "expected_output": "x"}'
+    ds = tmp_path / "rows.jsonl"
+    ds.write_text(row + "\n" + row + "\n")
+    assert run(tmp_path / "out", "--dataset", str(ds))[0] == 2
+    assert f"{ds}:2: duplicate id 'same' (first on line 1)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--trials", "0"], "--trials must be at least 1"),
+    (["--only", "no_such_row"], "unknown row id"),
+    (["--version", "v9"], "known versions: v1, v2, v3"),
+    (["--model", "gpt5"], "unknown model"),
+    (["--judge", "nope"], "unknown judge"),
+])
+def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, args, message):
+    code, rec, _ = run(tmp_path, *args)
+    err = capsys.readouterr().err
+    assert code == 2 and rec is None and message in err and err.count("\n") == 1
+
+
+def test_regrade_rescores_stored_turns_without_the_agent(tmp_path, monkeypatch, capsys):
+    _, rec, path = run(tmp_path, "--version", "v3", "--only", "refund_full_a1001", "status")
+    async def must_not_run(*a, **k):
+        raise AssertionError("an agent ran")
+    monkeypatch.setattr(runner, "aask_agent", must_not_run)
+    data = json.loads(path.read_text())
+    data["runs"][0]["verdicts"]["answer_facts"] = {"passed": False, "explanation": "stale"}  # an old verdict
+    path.write_text(json.dumps(data))
+    out = tmp_path / "regraded.json"
+    assert regrade.main([str(path), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "answer_facts: fail -> pass" in printed and "1 verdict(s) changed" in printed
+    assert json.loads(out.read_text())["summary"]["verdict"]["exit_code"] == 0
+
+
+def test_show_prints_one_graded_run(tmp_path, capsys):
+    _, _, path = run(tmp_path, "--version", "v3", "--only", "refund_full_a1001")
+    capsys.readouterr()
+    assert show.main([str(path), "refund_full_a1001", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "refund_order" in out and "W-0001" in out and "refund_outcome" in out
+    assert show.main([str(path), "nope"]) == 2
