@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluatorq import DataPoint, evaluatorq, job
+from pydantic import ValidationError
 
 from app.refund_agent.client import aask_agent
 from app.refund_agent.secrets import scrub
@@ -107,18 +108,26 @@ def make_job(version: str, plan: Plan, settings: Settings):
     return run_agent
 
 
-def collect(result, plan: Plan, scorer_names: list[str]) -> list[RunResult]:
+def _stored_turn(jr, version: str, trial: int) -> dict:
+    """The job's Turn as stored; anything else becomes a failed Turn saying what came back."""
+    if jr.error:
+        return failed_turn(version, "unknown", trial, f"job failed: {jr.error}")
+    try:
+        return Turn.model_validate(jr.output).model_dump(mode="json")
+    except ValidationError as exc:
+        got = type(jr.output).__name__
+        return failed_turn(version, "unknown", trial, f"job output is not a Turn ({got}: {exc.error_count()} errors)")
+
+
+def collect(result, plan: Plan, scorer_names: list[str], versions: list[str]) -> list[RunResult]:
     """evaluatorq's DataPointResult -> our RunResults, failing closed on anything missing."""
     row, trial = plan.by_point.get(id(result.data_point), (None, None))
-    if row is None:  # evaluatorq handed back a copy; fall back to the id and order
+    if row is None:  # datapoints are matched by identity; evaluatorq passes ours through unchanged
         raise RuntimeError("evaluatorq returned a datapoint the plan does not know")
     runs = []
     for jr in result.job_results or []:
         version = jr.job_name.split("@", 1)[-1]
-        turn = jr.output if isinstance(jr.output, dict) else None
-        if jr.error or turn is None:
-            reason = jr.error or f"job output is not a Turn (got {type(jr.output).__name__})"
-            turn = turn or failed_turn(version, "unknown", trial, reason)
+        turn = _stored_turn(jr, version, trial)
         scores = {s.evaluator_name: s for s in jr.evaluator_scores or []}
         verdicts = {}
         for name in scorer_names:
@@ -132,11 +141,13 @@ def collect(result, plan: Plan, scorer_names: list[str]) -> list[RunResult]:
                 verdicts[name] = Verdict(passed=s.score.pass_, explanation=scrub(s.score.explanation or ""))
         runs.append(RunResult(row_id=row.id, trial=trial, seed=trial, version=version, job=jr.job_name,
                               turn=turn, verdicts=verdicts))
-    if result.error:  # the datapoint failed before any job ran
-        runs.append(RunResult(row_id=row.id, trial=trial, seed=trial, version="?", job="?",
-                              turn=failed_turn("?", "unknown", trial, result.error),
-                              verdicts={n: Verdict(passed=False, explanation=f"row failed: {result.error}")
-                                        for n in scorer_names}))
+    if result.error:  # the datapoint failed before any job ran: every version fails it
+        for version in versions:
+            runs.append(RunResult(row_id=row.id, trial=trial, seed=trial, version=version,
+                                  job=f"refund-agent@{version}",
+                                  turn=failed_turn(version, "unknown", trial, f"row failed: {result.error}"),
+                                  verdicts={n: Verdict(passed=False, explanation=f"row failed: {result.error}")
+                                            for n in scorer_names}))
     return runs
 
 
@@ -149,7 +160,7 @@ async def run_plan(name: str, versions: list[str], plan: Plan, evaluators: list[
         name, data=plan.points, jobs=[make_job(v, plan, settings) for v in versions], evaluators=evaluators,
         datapoint_parallelism=settings.parallelism, llm_parallelism=-1, print_results=settings.print_table,
         description=f"{len(plan.pairs)} runs x {len(versions)} version(s)",
-        on_datapoint_complete=lambda r: on_runs(collect(r, plan, names)), _send_results=settings.upload))
+        on_datapoint_complete=lambda r: on_runs(collect(r, plan, names, versions)), _send_results=settings.upload))
     loop = asyncio.get_running_loop()
     interrupted = False
 
