@@ -17,11 +17,30 @@ REPO = Path(__file__).resolve().parents[1]
 USER_ERRORS = (ConfigError, DatasetError, RecordError)
 
 
+def quiet_logs() -> None:
+    """evaluatorq (and fastmcp) log through loguru; keep those logs to warnings and up, one line
+    each, no tracebacks with local variables (loguru's diagnose would print request headers),
+    and every secret scrubbed."""
+    from loguru import logger
+
+    def patch(record) -> None:
+        exc = record["exception"]
+        if exc is not None and exc.value is not None:
+            record["message"] += f" ({type(exc.value).__name__}: {exc.value})"
+            record["exception"] = None
+        record["message"] = scrub(record["message"])
+
+    logger.remove()
+    logger.configure(patcher=patch)
+    logger.add(sys.stderr, level="WARNING", format="{level}: {message}", backtrace=False, diagnose=False)
+
+
 def guarded(main):
     """User mistakes become `error: <where>: <what>` and exit 2, never a traceback."""
 
     @functools.wraps(main)
     def run(argv=None) -> int:
+        quiet_logs()
         try:
             return main(argv)
         except USER_ERRORS as exc:
