@@ -131,3 +131,20 @@ async def test_32_concurrent_refund_conversations_never_see_each_others_writes()
         refunds = [w for w in t.writes if w["action"] == "refund"]
         assert refunds == [{"action": "refund", "order_id": "A-1001", "amount": 129.0, "reference": "W-0001"}]
         assert any(c.name == "refund_order" and c.result and c.result.get("ok") for c in t.tool_calls)
+
+
+def test_a_failed_orq_upload_is_one_scrubbed_log_line(tmp_path):
+    key = "orq-fake-0123456789SECRETKEY"
+    # the "platform" answers every request with an error that quotes the credentials back
+    with FakeOpenAI([], fail_first=1000, fail_status=500) as server:
+        server.fail_body = f"bad token Bearer {key} ({key})"
+        env = {**os.environ, "ORQ_API_KEY": key, "ORQ_BASE_URL": server.url.removesuffix("/v1")}
+        res = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--version", "v3",
+                              "--only", "status", "--out", str(tmp_path)],
+                             capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr[-1500:]
+    assert server.requests, "evaluatorq should have tried to upload"
+    assert key not in res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    assert "[secret]" in res.stderr or "Could not" in res.stderr  # the failure was reported, scrubbed
+    assert key not in next(tmp_path.glob("*.json")).read_text()

@@ -95,7 +95,7 @@ def make_model(spec: str | ModelSpec, *, seed: int = 0, max_retries: int = 2,
         base_url = os.environ.get("OPENAI_BASE_URL") or None
     else:
         key = _require("ORQ_API_KEY", parsed)
-        base_url = os.environ.get("ORQ_BASE_URL") or ORQ_ROUTER
+        base_url = os.environ.get("ORQ_ROUTER_URL") or ORQ_ROUTER  # not ORQ_BASE_URL: evaluatorq reads that as the platform URL
     # ChatOpenAI retries 429 and 5xx with backoff itself (openai client's max_retries).
     return ChatOpenAI(model=parsed.name, api_key=key, base_url=base_url, seed=seed,
                       max_retries=max_retries, timeout=timeout, temperature=0)
