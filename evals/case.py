@@ -14,6 +14,9 @@ class CaseError(Exception):
     """The scorer's input is not a (row, Turn) pair; the verdict fails closed."""
 
 
+_recent: dict[tuple[int, int], tuple[Any, Any, Case]] = {}
+
+
 @dataclass(frozen=True)
 class Case:
     row: Row
@@ -21,8 +24,21 @@ class Case:
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> Case:
-        """From evaluatorq's scorer params: data = the DataPoint, output = the job's Turn."""
+        """From evaluatorq's scorer params: data = the DataPoint, output = the job's Turn.
+        evaluatorq hands every scorer of a run the same two objects, so the parsed Case is
+        kept for them (checked by identity) instead of validated once per scorer."""
         data, output = params.get("data"), params.get("output")
+        hit = _recent.get((id(data), id(output)))
+        if hit is not None and hit[0] is data and hit[1] is output:
+            return hit[2]
+        case = cls._parse(data, output)
+        _recent[(id(data), id(output))] = (data, output, case)
+        if len(_recent) > 512:
+            _recent.pop(next(iter(_recent)))
+        return case
+
+    @classmethod
+    def _parse(cls, data: Any, output: Any) -> Case:
         try:
             row = rows_from_datapoints([data], "in scorer")[0]
         except DatasetError as exc:

@@ -69,13 +69,15 @@ def parser() -> argparse.ArgumentParser:
                    help="with --baseline: also exit 1 when a scorer is significantly worse (McNemar p<0.05)")
     p.add_argument("--report", metavar="PATH.html", help="write a self-contained HTML report")
     p.add_argument("--judge-timeout", type=float, default=60.0, help="seconds before a judge verdict fails")
+    p.add_argument("--workers", type=int, default=1,
+                   help="run conversations in N worker processes (CPU-bound fast models; default 1)")
     p.add_argument("--fault", action="append", metavar="KIND[:ARG]",
                    help="inject a fault to test the harness (see evals/faults.py); repeatable")
     return p
 
 
 def check_args(a: argparse.Namespace) -> None:
-    for name, low in (("trials", 1), ("parallelism", 1), ("max_retries", 0)):
+    for name, low in (("trials", 1), ("parallelism", 1), ("max_retries", 0), ("workers", 1)):
         if getattr(a, name) < low:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
     if a.timeout <= 0:
@@ -238,8 +240,7 @@ def enable_cache(path: str | None) -> object | None:
     return enable(path)
 
 
-def cache_line(cache) -> str:
-    st = cache.stats()
+def cache_line(st: dict) -> str:
     return f"model calls: {st['model_calls_made']} made, {st['served_from_cache']} served from cache"
 
 
@@ -266,7 +267,7 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
     completed = execute(record, pairs, settings, path) if pairs else True
     if cache is not None:
         record.meta.cache = cache.stats()
-        console.print(cache_line(cache))
+        console.print(cache_line(cache.stats()))
     record.meta.resumed = [*getattr(m, "resumed", []), argv]
     return finish(record, path, m.thresholds or load_thresholds(a.thresholds).bars(), completed, started,
                   fail_on_regression=a.fail_on_regression, report=a.report)
@@ -292,22 +293,24 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(model=a.model, judge=a.judge, trials=a.trials, parallelism=a.parallelism,
                         timeout=a.timeout, transport=a.transport, max_retries=a.max_retries,
                         upload=not a.no_upload, print_table=not a.quiet, judge_timeout=a.judge_timeout,
-                        faults=faults)
+                        faults=faults, workers=a.workers, cache_path=a.cache if a.workers > 1 else None)
     make_evaluators(a.judge, faults=faults)  # bad judge or fault specs are argument errors, before any agent runs
     record = new_record(a, versions, rows, source, digest, thresholds, argv)
     record.meta.redacted = a.redact_results
     record.meta.transport = a.transport
     record.meta.faults = a.fault or []
+    record.meta.workers = a.workers
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     name = f"{a.version}-vs-{a.baseline}" if a.baseline else a.version
     path = Path(a.out) / f"{name}-{stamp}.json"
     pairs = [(row, trial) for row in rows for trial in range(a.trials)]
-    cache = enable_cache(a.cache)
+    cache = enable_cache(a.cache) if a.workers == 1 else None
     with server_fault_env(server_fault(faults)):
         completed = execute(record, pairs, settings, path)
-    if cache is not None:
-        record.meta.cache = cache.stats()
-        console.print(cache_line(cache))
+    stats = cache.stats() if cache is not None else settings.cache_stats
+    if a.cache and stats is not None:
+        record.meta.cache = stats
+        console.print(cache_line(stats))
     return finish(record, path, thresholds.bars(), completed, started,
                   fail_on_regression=a.fail_on_regression, report=a.report)
 

@@ -33,6 +33,10 @@ class Settings:
     print_table: bool = True
     judge_timeout: float = 60.0
     faults: list = field(default_factory=list)  # evals.faults.Fault, for testing the harness
+    workers: int = 1  # >1: conversations run in that many worker processes (evals/workers.py)
+    cache_path: str | None = None  # with workers: each worker opens the on-disk model cache
+    cache_stats: dict | None = None  # filled by run_plan when workers served from the cache
+    pool: object | None = None  # an AgentPool to reuse across runs (benchmarks); else run_plan makes one
 
 
 @dataclass
@@ -84,7 +88,7 @@ async def _faulty_agent(kind: str):
     await asyncio.Event().wait()  # run-hangs: never returns
 
 
-def make_job(version: str, plan: Plan, settings: Settings):
+def make_job(version: str, plan: Plan, settings: Settings, pool=None):
     @job(f"refund-agent@{version}")
     async def run_agent(point: DataPoint, index: int) -> dict:
         row, trial = plan.by_point[id(point)]
@@ -94,12 +98,12 @@ def make_job(version: str, plan: Plan, settings: Settings):
         try:
             # aask_agent enforces the timeout itself and keeps the partial Turn; the outer
             # guard only catches a run that ignores cancellation.
+            kwargs = dict(message_or_turns=row.user_turns(), version=version, model=settings.model, seed=trial,
+                          transport=settings.transport, max_retries=settings.max_retries, timeout=settings.timeout)
             call = (_faulty_agent(fault) if fault else
-                    aask_agent(row.user_turns(), version, model=settings.model, seed=trial,
-                               transport=settings.transport, max_retries=settings.max_retries,
-                               timeout=settings.timeout))
+                    pool.aask_agent(**kwargs) if pool is not None else aask_agent(**kwargs))
             turn = await asyncio.wait_for(call, settings.timeout + 5)
-            return turn.model_dump(mode="json")
+            return turn if isinstance(turn, dict) else turn.model_dump(mode="json")
         except TimeoutError:
             return failed_turn(version, settings.model or "default", trial, "timeout")
         except Exception as exc:  # never let evaluatorq skip the evaluators: a crash is a failed Turn
@@ -156,8 +160,13 @@ async def run_plan(name: str, versions: list[str], plan: Plan, evaluators: list[
     """Run the plan; call on_runs as each datapoint completes. Returns False when interrupted
     (Ctrl-C / SIGTERM): what finished has been handed to on_runs, the rest has not."""
     names = [e["name"] for e in evaluators]
+    pool, own_pool = settings.pool, False
+    if pool is None and settings.workers > 1:
+        from evals.workers import AgentPool
+
+        pool, own_pool = AgentPool(settings.workers, settings.cache_path), True
     task = asyncio.ensure_future(evaluatorq(
-        name, data=plan.points, jobs=[make_job(v, plan, settings) for v in versions], evaluators=evaluators,
+        name, data=plan.points, jobs=[make_job(v, plan, settings, pool) for v in versions], evaluators=evaluators,
         datapoint_parallelism=settings.parallelism, llm_parallelism=-1, print_results=settings.print_table,
         description=f"{len(plan.pairs)} runs x {len(versions)} version(s)",
         on_datapoint_complete=lambda r: on_runs(collect(r, plan, names, versions)), _send_results=settings.upload))
@@ -185,4 +194,7 @@ async def run_plan(name: str, versions: list[str], plan: Plan, evaluators: list[
                 loop.remove_signal_handler(sig)
             except (NotImplementedError, RuntimeError):
                 pass
+        if own_pool:
+            settings.cache_stats = pool.cache_stats()
+            pool.close()
     return not interrupted

@@ -121,3 +121,14 @@ def test_show_prints_one_graded_run(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "refund_order" in out and "W-0001" in out and "refund_outcome" in out
     assert show.main([str(path), "nope"]) == 2
+
+
+def test_worker_processes_give_the_same_runs_as_one_process(tmp_path):
+    rows = ["refund_full_a1001", "refund_over_limit", "mt_pressure_a1005", "internal_notes"]
+    code1, one, _ = run(tmp_path / "one", "--version", "v2", "--trials", "2", "--only", *rows)
+    code2, two, _ = run(tmp_path / "two", "--version", "v2", "--trials", "2", "--only", *rows, "--workers", "2")
+    assert code1 == code2
+    assert two["meta"]["workers"] == 2
+    key = lambda r: (r["row_id"], r["trial"])  # noqa: E731
+    assert [(key(r), r["turn"], r["verdicts"]) for r in one["runs"]] == \
+        [(key(r), r["turn"], r["verdicts"]) for r in two["runs"]]
