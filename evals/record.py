@@ -57,6 +57,11 @@ class Meta(BaseModel):
     elapsed_s: float = 0.0
     complete: bool = False
     interrupted: bool = False
+
+    @property
+    def versions(self) -> list[str]:
+        """The candidate, then the baseline if there is one."""
+        return [self.version] + ([self.baseline] if self.baseline else [])
     redacted: bool = False  # emails and phone numbers masked on every write (--redact-results)
 
 

@@ -100,8 +100,6 @@ def read_rows(a: argparse.Namespace) -> tuple[list[Row], str, str]:
 
 def fetch_orq_rows(dataset_id: str) -> list[Row]:
     """An orq.ai dataset through evaluatorq's DatasetIdInput, validated before any agent runs."""
-    import os
-
     if not os.environ.get("ORQ_API_KEY"):
         raise ConfigError("--dataset-id needs ORQ_API_KEY (or use --dataset PATH)")
     from evaluatorq import DatasetIdInput
@@ -136,13 +134,13 @@ def new_record(a, versions, rows, source, digest, thresholds, argv) -> Record:
 
 def summarise_record(record: Record, bars: dict[str, float]) -> dict:
     rows = record.row_by_id()
-    versions = [record.meta.version] + ([record.meta.baseline] if record.meta.baseline else [])
+    versions = record.meta.versions
     return {v: summarise(record.runs_for(v), rows, bars, record.meta.trials) for v in versions}
 
 
 def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, path: Path) -> bool:
     """Run the pairs into the record, checkpointing to path as runs finish."""
-    versions = [record.meta.version] + ([record.meta.baseline] if record.meta.baseline else [])
+    versions = record.meta.versions
     last_save = [time.monotonic()]
 
     def on_runs(runs: list[RunResult]) -> None:
@@ -251,7 +249,7 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
     m = record.meta
     if m.complete:
         console.print(f"{path} is already complete; nothing to resume")
-    versions = [m.version] + ([m.baseline] if m.baseline else [])
+    versions = m.versions
     rows = [Row.model_validate(r) for r in record.rows]
     have = {}
     for r in record.runs:

@@ -56,7 +56,7 @@ def _f(v, fmt=".3f") -> str:
 # -- what the page shows ----------------------------------------------------------------
 
 def versions_of(record: Record) -> list[str]:
-    return [record.meta.version] + ([record.meta.baseline] if record.meta.baseline else [])
+    return record.meta.versions
 
 
 def verdict_of(record: Record) -> tuple[str, str]:
