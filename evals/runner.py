@@ -13,7 +13,7 @@ from evaluatorq import DataPoint, evaluatorq, job
 from pydantic import ValidationError
 
 from app.refund_agent.client import aask_agent
-from app.refund_agent.secrets import scrub
+from app.refund_agent.secrets import scrub, secret_values
 from app.refund_agent.turn import Turn
 from evals.dataset import Row, row_to_datapoint
 from evals.faults import job_fault
@@ -129,6 +129,7 @@ def collect(result, plan: Plan, scorer_names: list[str], versions: list[str]) ->
     if row is None:  # datapoints are matched by identity; evaluatorq passes ours through unchanged
         raise RuntimeError("evaluatorq returned a datapoint the plan does not know")
     runs = []
+    secrets = secret_values()
     for jr in result.job_results or []:
         version = jr.job_name.split("@", 1)[-1]
         turn = _stored_turn(jr, version, trial)
@@ -138,11 +139,11 @@ def collect(result, plan: Plan, scorer_names: list[str], versions: list[str]) ->
             s = scores.get(name)
             if s is None:
                 why = f"scorer did not run ({jr.error})" if jr.error else "scorer did not run"
-                verdicts[name] = Verdict(passed=False, explanation=scrub(why))
+                verdicts[name] = Verdict(passed=False, explanation=scrub(why, secrets))
             elif s.error:
-                verdicts[name] = Verdict(passed=False, explanation=scrub(f"scorer raised: {s.error}"))
+                verdicts[name] = Verdict(passed=False, explanation=scrub(f"scorer raised: {s.error}", secrets))
             else:
-                verdicts[name] = Verdict(passed=s.score.pass_, explanation=scrub(s.score.explanation or ""))
+                verdicts[name] = Verdict(passed=s.score.pass_, explanation=scrub(s.score.explanation or "", secrets))
         runs.append(RunResult(row_id=row.id, trial=trial, seed=trial, version=version, job=jr.job_name,
                               turn=turn, verdicts=verdicts))
     if result.error:  # the datapoint failed before any job ran: every version fails it

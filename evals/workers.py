@@ -76,6 +76,7 @@ class AgentPool:
             self._conns.append(parent)
             self._procs.append(proc)
         self._busy = [0] * workers
+        self._alive = [True] * workers
         self._ids = itertools.count()
         self._pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future, int]] = {}
         self._stats: list[Any] = []
@@ -97,7 +98,8 @@ class AgentPool:
                 loop, fut, _ = self._pending.pop(req_id, (None, None, None))
             if fut is not None:
                 loop.call_soon_threadsafe(_settle, fut, turn, error)
-        with self._lock:  # the worker died: every call waiting on it fails
+        with self._lock:  # the worker died: every call waiting on it fails, and it gets no more
+            self._alive[index] = False
             for req_id, (loop, fut, worker) in list(self._pending.items()):
                 if worker == index:
                     self._pending.pop(req_id)
@@ -108,11 +110,18 @@ class AgentPool:
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         with self._lock:
-            index = min(range(len(self._conns)), key=self._busy.__getitem__)
-            self._busy[index] += 1
+            alive = [i for i, ok in enumerate(self._alive) if ok]
+            if not alive:
+                raise RuntimeError("every agent worker process has exited")
+            index = min(alive, key=self._busy.__getitem__)
             req_id = next(self._ids)
+            try:
+                self._conns[index].send((req_id, kwargs))
+            except OSError as exc:
+                self._alive[index] = False
+                raise RuntimeError(f"agent worker {index} is gone: {exc}") from exc
+            self._busy[index] += 1
             self._pending[req_id] = (loop, fut, index)
-            self._conns[index].send((req_id, kwargs))
         try:
             return await fut
         finally:
