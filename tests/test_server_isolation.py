@@ -135,3 +135,20 @@ async def test_a_conversation_is_fast_in_process(server):
 
     await conversation()  # warm-up
     assert min([await conversation() for _ in range(10)]) < 0.050
+
+
+async def test_in_process_calls_keep_conversations_apart():
+    """call_in_process (what the evals' adapter uses) gives each conversation its own world."""
+    from fastmcp.exceptions import ToolError
+
+    from app.northwind import build_server, call_in_process, server_writes
+
+    server = build_server()
+    first = await call_in_process(server, "conv-a", "refund_order", {"order_id": "A-1001", "amount": 129.0})
+    assert '"reference":"W-0001"' in first.content[0].text.replace(" ", "")
+    other = await call_in_process(server, "conv-b", "refund_order", {"order_id": "A-1001", "amount": 129.0})
+    assert '"ok":true' in other.content[0].text.replace(" ", "")  # conv-a's refund is not conv-b's
+    with pytest.raises(ToolError, match="already refunded"):
+        await call_in_process(server, "conv-a", "refund_order", {"order_id": "A-1001", "amount": 1.0})
+    assert [w["reference"] for w in server_writes(server, "conv-a")] == ["W-0001"]
+    assert [w["order_id"] for w in server_writes(server, "conv-b")] == ["A-1001"]

@@ -6,6 +6,7 @@ server's Worlds registry, keyed by the request's conversation key.
 """
 from __future__ import annotations
 
+import contextvars
 import json
 import weakref
 from collections.abc import Iterable
@@ -32,13 +33,21 @@ _WRITE = ToolAnnotations(readOnlyHint=False)
 _WORLDS: weakref.WeakKeyDictionary[FastMCP, Worlds] = weakref.WeakKeyDictionary()
 
 
+# Set only around call_in_process: the conversation of a call that has no MCP request.
+_IN_PROCESS_CONVERSATION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "northwind_in_process_conversation", default=None)
+
+
 def conversation_key(ctx: Context) -> str:
-    """The request's `_meta["northwind/conversation"]`, else the MCP session id,
-    else "default".
+    """The in-process caller's conversation (call_in_process), else the request's
+    `_meta["northwind/conversation"]`, else the MCP session id, else "default".
 
     On 2026-07-28 connections (what fastmcp.Client negotiates by default) there
     is no MCP session: fastmcp's ctx.session_id is then a fresh id per request,
     so it would give every call an empty world. Those requests share "default"."""
+    direct = _IN_PROCESS_CONVERSATION.get()
+    if direct is not None:
+        return direct
     rc = ctx.request_context
     if rc is None:
         return DEFAULT_CONVERSATION
@@ -48,6 +57,18 @@ def conversation_key(ctx: Context) -> str:
     if rc.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         return ctx.session_id
     return DEFAULT_CONVERSATION
+
+
+async def call_in_process(server: FastMCP, conversation: str, name: str, arguments: dict[str, Any]):
+    """Call a tool of a server in this process for one conversation: the same tools,
+    annotations, middleware and errors as over MCP, without a JSON-RPC round trip (about
+    0.2 ms instead of 0.9 ms, which is most of a fast model's per-conversation cost).
+    Raises fastmcp's ToolError for tool errors, as the server would report them."""
+    token = _IN_PROCESS_CONVERSATION.set(conversation)
+    try:
+        return await server.call_tool(name, arguments)
+    finally:
+        _IN_PROCESS_CONVERSATION.reset(token)
 
 
 def writes_uri(conversation: str) -> str:

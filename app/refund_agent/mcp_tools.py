@@ -7,7 +7,10 @@ the Turn records the real result rather than the text the model saw.
 
 One connection serves many conversations at once: every call carries the conversation
 id in the request's _meta, and the server keeps one world per conversation. That avoids
-a server start or an MCP handshake per conversation.
+a server start or an MCP handshake per conversation. When the server lives in this process
+(the in-memory transport the evals use), tool calls go to it directly through
+app.northwind.call_in_process: the same tools, middleware and errors, minus the JSON-RPC
+round trip; stdio (and any other MCP client) goes through the protocol.
 """
 from __future__ import annotations
 
@@ -47,6 +50,9 @@ class Connection:
         self.tools: list[BaseTool] = []
         self.write_tools: frozenset[str] = frozenset()
         self.graphs: dict = {}  # compiled agent graphs over these tools, see agent.build_graph
+        # The server object when it lives in this process (the in-memory transport): tool calls
+        # and the write log then skip the protocol; the tool list still comes over MCP.
+        self.local_server = getattr(client.transport, "server", None)
 
     async def open(self) -> Connection:
         from app.northwind import write_tool_names
@@ -63,9 +69,21 @@ class Connection:
     def _wrap(self, tool) -> BaseTool:
         name = tool.name
         client = self.client
+        local = self.local_server
 
         async def call(config: RunnableConfig, **arguments: Any) -> tuple[str, Any]:
             conversation = config["configurable"]["northwind_conversation"]
+            if local is not None:  # same tools and errors, no JSON-RPC round trip
+                from fastmcp.exceptions import ToolError
+
+                from app.northwind import call_in_process
+
+                try:
+                    result = await call_in_process(local, conversation, name, arguments)
+                except ToolError as exc:
+                    raise ToolException(str(exc)) from exc
+                text = _reply_text(result)
+                return (text, parse_reply(text))
             try:
                 result = await client.call_tool(name, arguments, meta={CONVERSATION_META: conversation},
                                                 raise_on_error=False, timeout=TOOL_TIMEOUT_S)
@@ -89,11 +107,10 @@ class Connection:
     async def writes(self, conversation: str) -> list[dict]:
         """The server's own write log for one conversation: read in-process when the server
         lives here (no protocol round trip per run), else as its MCP resource."""
-        server = getattr(self.client.transport, "server", None)
-        if server is not None:
+        if self.local_server is not None:
             from app.northwind import server_writes
 
-            return server_writes(server, conversation)
+            return server_writes(self.local_server, conversation)
         contents = await self.client.read_resource(f"northwind://conversations/{conversation}/writes")
         return json.loads(contents[0].text) if contents else []
 
