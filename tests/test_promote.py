@@ -4,14 +4,13 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from evals import simulate
 from evals.dataset import Expect, load_rows, rows_from_datapoints
+from tests.fakes.local_http import LocalJSONServer
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -98,39 +97,20 @@ def test_upload_needs_orq_api_key_and_writes_nothing_without_it(run, dataset, mo
     assert dataset.read_text() == before
 
 
-class FakeOrq:
+class FakeOrq(LocalJSONServer):
     """A local stand-in for the orq.ai API: records the create-datapoints request."""
 
     def __init__(self):
         self.requests: list[tuple[str, str, list]] = []
-        owner = self
+        super().__init__(self._handle)
+        self.url = self.root
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-                owner.requests.append((self.path, self.headers.get("authorization", ""), body))
-                reply = [{"_id": "dp_1", "dataset_id": self.path.split("/")[3], "created_by_id": "u",
-                          "updated_by_id": "u", **point} for point in body]
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+    def _handle(self, path: str, headers: dict, body) -> tuple[int, object, dict]:
+        auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
+        self.requests.append((path, auth, body))
+        reply = [{"_id": "dp_1", "dataset_id": path.split("/")[3], "created_by_id": "u",
+                  "updated_by_id": "u", **point} for point in body]
+        return 200, reply, {}
 
 
 def test_upload_creates_the_datapoint_through_orq_ai_sdk(run, dataset, monkeypatch, capsys):

@@ -1,11 +1,11 @@
 """Hardened mode: refund_order refuses (and routes) policy breaches without
 writing; get_customer hides internal notes; everything else as normal mode."""
-import uuid
 
 import pytest
 from fastmcp import Client
 
 from app.northwind import build_server, server_writes
+from tests.server_helpers import call, new_conversation
 
 
 @pytest.fixture(scope="module")
@@ -21,11 +21,8 @@ async def client(hardened):
 
 @pytest.fixture
 def conv():
-    return f"hard-{uuid.uuid4().hex[:10]}"
+    return new_conversation("hard")
 
-
-async def call(client, conv, name, **args):
-    return (await client.call_tool(name, args, meta={"northwind/conversation": conv})).data
 
 
 @pytest.mark.parametrize("order_id, amount, error, routed", [

@@ -10,6 +10,7 @@ import pytest
 from fastmcp import Client
 
 from app.northwind import build_server, server_world, server_worlds, server_writes, writes_uri
+from tests.server_helpers import call, new_conversation
 
 
 @pytest.fixture(scope="module")
@@ -17,13 +18,7 @@ def server():
     return build_server()
 
 
-def new_conv(tag: str) -> str:
-    return f"{tag}-{uuid.uuid4().hex[:10]}"
-
-
-async def call(client, conv, name, **args):
-    meta = {"northwind/conversation": conv} if conv is not None else None
-    return (await client.call_tool(name, args, meta=meta)).data
+new_conv = new_conversation
 
 
 async def refund_and_cancel(server, i: int) -> tuple[str, list[dict]]:

@@ -2,7 +2,6 @@
 golden values, write effects and references, error texts, masking, annotations."""
 import copy
 import json
-import uuid
 
 import pytest
 from fastmcp import Client
@@ -10,6 +9,7 @@ from fastmcp.exceptions import ToolError
 
 from app.northwind import build_server, data, server_write_tools, server_writes, write_tool_names, writes_uri
 from app.northwind.world import World
+from tests.server_helpers import call, new_conversation
 
 WRITE_TOOLS = {"refund_order", "cancel_order", "update_shipping_address", "apply_discount_code",
                "create_ticket", "escalate_to_human", "send_email"}
@@ -32,11 +32,8 @@ async def client(server):
 
 @pytest.fixture
 def conv():
-    return f"tools-{uuid.uuid4().hex[:10]}"
+    return new_conversation("tools")
 
-
-async def call(client, conv, name, **args):
-    return (await client.call_tool(name, args, meta={"northwind/conversation": conv})).data
 
 
 # --- catalogue of tools ------------------------------------------------------

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.fakes.local_http import LocalJSONServer
 
 
 def tool_call_completion(calls: list[tuple[str, dict]]) -> dict:
@@ -21,7 +22,7 @@ def text_completion(text: str) -> dict:
     return {"role": "assistant", "content": text}
 
 
-class FakeOpenAI:
+class FakeOpenAI(LocalJSONServer):
     def __init__(self, replies: list[dict], fail_first: int = 0, fail_status: int = 429):
         self.replies = list(replies)
         self.fail_first = fail_first
@@ -30,45 +31,19 @@ class FakeOpenAI:
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self._lock = threading.Lock()
-        owner = self
+        super().__init__(self._handle)
+        self.url = self.root + "/v1"
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep test output clean
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-                with owner._lock:
-                    owner.requests.append(body)
-                    owner.headers.append(dict(self.headers))
-                    if owner.fail_first > 0:
-                        owner.fail_first -= 1
-                        self._send(owner.fail_status, {"error": {"message": owner.fail_body, "type": "rate_limit"}},
-                                   extra={"retry-after-ms": "10"})
-                        return
-                    message = owner.replies.pop(0) if owner.replies else text_completion("(no more canned replies)")
-                self._send(200, {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                                 "choices": [{"index": 0, "message": message,
-                                              "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-                                 "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
-
-            def _send(self, status, payload, extra=None):
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for k, v in (extra or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+    def _handle(self, path: str, headers: dict, body) -> tuple[int, object, dict]:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            if self.fail_first > 0:
+                self.fail_first -= 1
+                return (self.fail_status, {"error": {"message": self.fail_body, "type": "rate_limit"}},
+                        {"retry-after-ms": "10"})
+            message = self.replies.pop(0) if self.replies else text_completion("(no more canned replies)")
+        return (200, {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                      "choices": [{"index": 0, "message": message,
+                                   "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+                      "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}, {})
