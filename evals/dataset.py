@@ -52,7 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 __all__ = [
     "KIND_ORDER", "TOOL_NAMES", "DatasetError", "CallSpec", "RefundSpec", "Expect", "Inputs", "Row",
-    "normalise", "matches", "load_rows", "select", "rows_from_datapoints", "row_to_datapoint",
+    "describe_errors", "normalise", "matches", "load_rows", "select", "rows_from_datapoints", "row_to_datapoint",
     "row_to_json",
 ]
 
@@ -317,7 +317,7 @@ class Row(_Model):
 
 # --- loading ---------------------------------------------------------------------
 
-def _describe(error: ValidationError) -> str:
+def describe_errors(error: ValidationError) -> str:
     """Pydantic errors as one compact line: 'inputs.expect.refundz: unknown key'."""
     parts: list[str] = []
     for e in error.errors(include_url=False):
@@ -340,7 +340,7 @@ def _validate(data: Any, where: str) -> Row:
     try:
         return Row.model_validate(data)
     except ValidationError as exc:
-        raise DatasetError(f"{where}: {_describe(exc)}") from None
+        raise DatasetError(f"{where}: {describe_errors(exc)}") from None
 
 
 def _no_constant(name: str) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evals.dataset import DatasetError, Expect
+from evals.dataset import DatasetError, Expect, describe_errors
 
 ORDER_ID = re.compile(r"A-\d{4}")
 _SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,59}")
@@ -153,15 +153,6 @@ class ScenarioSpec(_Strict):
         return f"{value:g} {self.currency}" if value is not None else "the full amount"
 
 
-def _describe(error: ValidationError) -> str:
-    parts = []
-    for e in error.errors(include_url=False):
-        where = ".".join(str(p) for p in e["loc"])
-        what = "unknown key" if e["type"] == "extra_forbidden" else e["msg"].removeprefix("Value error, ")
-        parts.append(f"{where}: {what}" if where else what)
-    return "; ".join(dict.fromkeys(parts))
-
-
 def _load(path: str | Path, key: str, model: type[BaseModel]) -> list:
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -178,7 +169,7 @@ def _load(path: str | Path, key: str, model: type[BaseModel]) -> list:
         try:
             item = model.model_validate(entry)
         except ValidationError as exc:
-            raise DatasetError(f"{where}: {_describe(exc)}") from None
+            raise DatasetError(f"{where}: {describe_errors(exc)}") from None
         if item.id in seen:
             raise DatasetError(f"{where}: duplicate id {item.id!r}")
         seen.add(item.id)
