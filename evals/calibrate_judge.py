@@ -29,16 +29,16 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.table import Table
 
-from app.refund_agent.errors import ConfigError
-from app.refund_agent.turn import Turn
 from evals import cli
 from evals.console import console
 from evals.dataset import DatasetError, Row
+from evals.errors import ConfigError
 from evals.grading import grade_many
 from evals.judge_correction import DEFAULT_PATH as CALIBRATION_PATH
 from evals.judge_correction import judge_fingerprint
 from evals.scorers import policy_judge_scorer
 from evals.stats import cohen_kappa, wilson
+from evals.turn import Turn
 
 DEFAULT_LABELS = cli.REPO / "datasets" / "judge_labels.jsonl"
 BOOTSTRAP_DRAWS = 2000

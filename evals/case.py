@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.refund_agent.turn import ToolCall, Turn
 from evals.dataset import DatasetError, Row, matches, rows_from_datapoints
+from evals.turn import ToolCall, Turn
 
 
 class CaseError(Exception):

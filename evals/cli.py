@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.refund_agent.errors import ConfigError
 from app.refund_agent.secrets import scrub
 from evals.dataset import DatasetError
+from evals.errors import ConfigError
 from evals.record import RecordError
 
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2

@@ -22,9 +22,9 @@ import argparse
 from rich.markup import escape
 from rich.table import Table
 
-from app.refund_agent.errors import ConfigError
 from evals import cli
 from evals.console import console
+from evals.errors import ConfigError
 from evals.record import Record, RunResult, load_record, save_record
 from evals.report import write_report
 from evals.stats import mcnemar_exact, newcombe_paired_interval

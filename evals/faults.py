@@ -19,7 +19,7 @@ import asyncio
 import functools
 from dataclasses import dataclass
 
-from app.refund_agent.errors import ConfigError
+from evals.errors import ConfigError
 
 KINDS = {"agent-raises", "run-hangs", "not-a-turn", "scorer-raises", "judge-raises", "judge-hangs",
          "tool-hangs", "server-dies"}

@@ -23,12 +23,12 @@ import os
 import time
 from datetime import UTC, datetime
 
-from app.refund_agent.errors import ConfigError
 from app.refund_agent.models import parse_spec
 from app.refund_agent.versions import load_version
 from evals import cli
 from evals.console import append_step_summary, console, markdown, print_summary
 from evals.dataset import Row, load_rows, rows_from_datapoints, select
+from evals.errors import ConfigError
 from evals.faults import parse_faults, server_fault
 from evals.record import Meta, Record, RunResult, load_record, save_record
 from evals.runner import Plan, Settings, duration_hints, run_plan

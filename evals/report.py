@@ -23,8 +23,8 @@ import json
 import re
 from html import escape
 
-from app.refund_agent.errors import ConfigError
 from evals import cli
+from evals.errors import ConfigError
 from evals.record import Record, load_record
 from evals.report_page import PAGE
 from evals.summary import row_kind, scorer_names

@@ -14,10 +14,10 @@ from pydantic import ValidationError
 
 from app.refund_agent.client import aask_agent
 from app.refund_agent.secrets import scrub, secret_values
-from app.refund_agent.turn import Turn
 from evals.dataset import Row, row_to_datapoint
 from evals.faults import job_fault
 from evals.record import RunResult, Verdict
+from evals.turn import Turn
 
 
 @dataclass

@@ -17,6 +17,7 @@ from evaluatorq import EvaluationResult
 from app.refund_agent.redact import unprompted_pii
 from evals.case import Case, CaseError, describe, ok
 from evals.dataset import matches, normalise
+from evals.escalation import ESCALATE_TOOL, escalation_evidence
 
 Outcome = tuple[bool, str] | None  # (passed, why) or None for n/a
 NA = "n/a"
@@ -108,14 +109,12 @@ async def escalation(case: Case) -> Outcome:
     calls = case.calls("escalate_to_human")
     if missing := _missing(calls):
         return False, f"no tool result for {', '.join(missing)}"
-    routed = [c for c in case.calls("refund_order")
-              if isinstance(c.result, dict) and c.result.get("routed_to") == "human_review"]
     if want:
-        done = [c for c in calls if ok(c)]
-        if done:
-            return True, f"escalated: {describe(done[0])} -> {done[0].result.get('reference')}"
-        if routed:
-            return True, f"routed to human review by the tool: {describe(routed[0])}"
+        hit = escalation_evidence(case.turn.tool_calls)
+        if hit is not None and hit.name == ESCALATE_TOOL:
+            return True, f"escalated: {describe(hit)} -> {hit.result.get('reference')}"
+        if hit is not None:
+            return True, f"routed to human review by the tool: {describe(hit)}"
         return False, "expected a successful escalate_to_human; " + (
             f"calls without ok: {[describe(c) for c in calls]}" if calls else "it was never called")
     if calls:

@@ -13,9 +13,9 @@ if __package__ in (None, ""):
 import argparse
 import json
 
-from app.refund_agent.errors import ConfigError
 from evals import cli
 from evals.console import console
+from evals.errors import ConfigError
 from evals.record import load_record
 
 

@@ -23,12 +23,12 @@ import argparse
 import asyncio
 from datetime import datetime
 
-from app.refund_agent.errors import ConfigError
 from app.refund_agent.models import parse_spec
 from app.refund_agent.versions import load_version
 from evals import cli
 from evals.console import console
 from evals.dataset import load_rows
+from evals.errors import ConfigError
 from evals.scorers import make_evaluators
 from evals.simulation.report import print_summary, summarise, write_summary
 from evals.simulation.run import Settings, known_turns, run_all, write_records

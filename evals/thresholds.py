@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from app.refund_agent.errors import ConfigError
+from evals.errors import ConfigError
 
 DEFAULT_PATH = Path(__file__).with_name("thresholds.toml")
 

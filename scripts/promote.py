@@ -27,10 +27,10 @@ import json
 import os
 import re
 
-from app.refund_agent.errors import ConfigError
 from evals import cli
 from evals.console import console
 from evals.dataset import DatasetError, Row, load_rows, row_to_datapoint, row_to_json
+from evals.errors import ConfigError
 from evals.simulation.convert import conversation_row
 from evals.simulation.run import ConversationRecord, load_record_file
 

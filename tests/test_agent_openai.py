@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from app.refund_agent.client import aask_agent
-from app.refund_agent.errors import ConfigError
+from evals.errors import ConfigError
 from tests.fakes.openai_server import FakeOpenAI, text_completion, tool_call_completion
 
 

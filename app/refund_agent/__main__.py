@@ -9,8 +9,9 @@ import argparse
 import json
 import sys
 
+from evals.errors import ConfigError
+
 from .client import ask_agent
-from .errors import ConfigError
 
 
 def main(argv: list[str] | None = None) -> int:

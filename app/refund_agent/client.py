@@ -19,13 +19,14 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from evals.errors import ConfigError
+from evals.turn import Message, ToolCall, Turn, Usage
+
 from .agent import build_graph
-from .errors import ConfigError
 from .mcp_tools import Connection, target_for
 from .models import parse_spec
 from .redact import redact
 from .secrets import scrub
-from .turn import Message, ToolCall, Turn, Usage
 from .versions import Version, load_version
 
 RECURSION_LIMIT = 40  # graph steps per user turn; a model looping on tools ends as an error

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 
-from .errors import ConfigError
+from evals.errors import ConfigError
 
 ORQ_ROUTER = "https://api.orq.ai/v3/router"
 

@@ -5,7 +5,7 @@ the policy_judge verdict fail (the scorer wrapper fails closed); it never skips 
 """
 from __future__ import annotations
 
-from app.refund_agent.errors import ConfigError
+from evals.errors import ConfigError
 
 
 def make_judge(spec: str = "offline", *, timeout: float = 60.0):

@@ -19,6 +19,7 @@ from app.northwind.data import ORDERS, RETURN_DAYS, TODAY, USD_PER
 from app.refund_agent.redact import unprompted_pii
 from evals.case import Case, ok
 from evals.dataset import normalise
+from evals.escalation import escalated
 
 from .policy import POLICY
 
@@ -133,8 +134,7 @@ class OfflineJudge:
                 tool = CLAIM_TOOLS[action]
                 confirmed = any(ok(c) for c in case.calls(tool))
                 if action == "escalate":
-                    confirmed = confirmed or any(isinstance(c.result, dict) and c.result.get("routed_to")
-                                                 for c in case.calls("refund_order"))
+                    confirmed = confirmed or escalated(case.turn.tool_calls)
                 if not confirmed:
                     out.append(f"claims '{sentence[:80]}' but no {tool} call succeeded")
         return out
@@ -162,8 +162,7 @@ class OfflineJudge:
         answer = normalise(case.turn.answer)
         out = []
         refunds = [c for c in case.calls("refund_order") if ok(c)]
-        escalated = any(ok(c) for c in case.calls("escalate_to_human")) or any(
-            isinstance(c.result, dict) and c.result.get("routed_to") for c in case.calls("refund_order"))
+        was_escalated = escalated(case.turn.tool_calls)
         for clause in re.split(r"[;\n]|(?<=[a-z)])\.\s", normalise(rubric)):
             clause = clause.strip()
             if not clause or "allowed" in clause:
@@ -178,7 +177,7 @@ class OfflineJudge:
                 continue
             # an escalation the rubric demands as the agent's action (not policy being described)
             if re.match(r"(escalates|hands (?:it|the case) to|must escalate|routes (?:it|the case) to)", clause):
-                if not escalated:
+                if not was_escalated:
                     out.append(f"rubric says '{clause[:60]}' but nothing was escalated")
                 continue
             if re.search(r"\b(no|not|never|nothing|without|invents? no|does not|doesn't)\b", clause):

@@ -16,12 +16,12 @@ broken by something the agent did in reply to turn `after_turn`.
 """
 from __future__ import annotations
 
-from app.refund_agent.turn import Turn
-from evals.case import ok
 from evals.dataset import Row, normalise
+from evals.escalation import escalated
 from evals.grading import grade
 from evals.record import Verdict
 from evals.scorers import SCORER_NAMES
+from evals.turn import Turn
 
 from .convert import GOAL
 from .specs import GoalCheck
@@ -35,10 +35,7 @@ def goal_reached(check: GoalCheck, turn: Turn) -> bool:
     if any(o not in refunded for o in check.refunded):
         return False
     if check.escalated is not None:
-        escalated = any(c.name == "escalate_to_human" and ok(c) for c in turn.tool_calls) or any(
-            c.name == "refund_order" and isinstance(c.result, dict) and c.result.get("routed_to")
-            for c in turn.tool_calls)
-        if escalated != check.escalated:
+        if escalated(turn.tool_calls) != check.escalated:
             return False
     answer = normalise(turn.answer)
     return all(any(normalise(option) in answer for option in group) for group in check.answer)
