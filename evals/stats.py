@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 from math import comb, sqrt
-
-from scipy.stats import binomtest, norm
+from statistics import NormalDist
 
 Z95 = 1.959963984540054
 
@@ -34,9 +33,13 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
 
 def mcnemar_exact(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value; b = pass->fail, c = fail->pass discordant pairs."""
-    if b + c == 0:
+    n = b + c
+    if n == 0:
         return 1.0
-    return float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
+    # Binomial(n, 1/2) is symmetric, so the two-sided p is twice the smaller tail, capped at 1.
+    # Exact integer sums: no float underflow for large n.
+    tail = sum(comb(n, i) for i in range(min(b, c) + 1))
+    return min(1.0, 2 * tail / 2**n)
 
 
 def paired_diff_interval(b: int, c: int, n: int, z: float = Z95) -> tuple[float, float, float]:
@@ -65,7 +68,7 @@ def cohen_kappa(tp: int, fn: int, fp: int, tn: int) -> float:
 
 
 def z_for(confidence: float) -> float:
-    return float(norm.ppf(0.5 + confidence / 2))
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
 
 
 def newcombe_paired_interval(both: int, b: int, c: int, neither: int, z: float = Z95) -> tuple[float, float, float]:
