@@ -129,9 +129,10 @@ class Conversation:
     The simulator uses it so the agent answers the very history the simulated user saw;
     aask_agent is the one-shot form. After an error the conversation is finished."""
 
-    def __init__(self, version: str, *, model: str | None = None, seed: int = 0, transport: str = "memory",
+    def __init__(self, version: str | Version, *, model: str | None = None, seed: int = 0, transport: str = "memory",
                  max_retries: int = 2, model_timeout: float | None = None):
-        self.spec = load_version(version)
+        # A Version object (e.g. Version.from_prompt) runs a prompt that has no TOML file.
+        self.spec = version if isinstance(version, Version) else load_version(version)
         self.model_spec = str(parse_spec(model or self.spec.model))
         self.seed, self.transport = seed, transport
         self.max_retries, self.model_timeout = max_retries, model_timeout
@@ -184,7 +185,7 @@ class Conversation:
                                   writes=writes, seconds=seconds, error=error)
 
 
-async def aask_agent(message_or_turns: str | Sequence[str], version: str, *, model: str | None = None,
+async def aask_agent(message_or_turns: str | Sequence[str], version: str | Version, *, model: str | None = None,
                      seed: int = 0, transport: str = "memory", max_retries: int = 2,
                      model_timeout: float | None = None, timeout: float | None = None) -> Turn:
     """Run one conversation. `timeout` bounds the whole run: when it passes, the Turn has
@@ -214,7 +215,7 @@ class _BackgroundLoop:
 _background = _BackgroundLoop()
 
 
-def ask_agent(message_or_turns: str | Sequence[str], version: str, *, model: str | None = None,
+def ask_agent(message_or_turns: str | Sequence[str], version: str | Version, *, model: str | None = None,
               seed: int = 0, transport: str = "memory", **kwargs) -> Turn:
     """Sync form of aask_agent. Safe to call from threads; not from inside a running loop's thread."""
     return _background.run(aask_agent(message_or_turns, version, model=model, seed=seed,

@@ -24,6 +24,24 @@ class Version(BaseModel):
     hardened: bool = False  # server switch: tools enforce the refund policy themselves
     redact: bool = False  # strip emails/phone numbers the user did not write from answers
 
+    @classmethod
+    def from_prompt(cls, instructions: str, *, name: str = "custom", description: str = "a prompt given in code",
+                    **settings) -> Version:
+        """A version with no TOML file (tests, experiments); the clause check runs as for a file."""
+        version = cls(name=name, description=description, instructions=instructions, **settings)
+        warn_unrecognised(version)
+        return version
+
+
+def warn_unrecognised(version: Version) -> None:
+    """One warning per prompt listing the policy lines the offline model does not understand:
+    such a rule would otherwise be silently ignored by the system under test."""
+    if not version.model.startswith("offline"):
+        return
+    from .offline.policy import report_unrecognised  # lazy: the offline model is not needed for real models
+
+    report_unrecognised(version.instructions, where=version.name)
+
 
 def known_versions() -> list[str]:
     return sorted(p.stem for p in VERSIONS_DIR.glob("*.toml"))
@@ -35,7 +53,9 @@ def load_version(name: str) -> Version:
     if not path.is_file():
         raise ConfigError(f"unknown version {name!r}; known versions: {', '.join(known_versions())}")
     try:
-        return Version(name=name, **tomllib.loads(path.read_text()))
+        version = Version(name=name, **tomllib.loads(path.read_text()))
     except (tomllib.TOMLDecodeError, ValidationError, TypeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"{path}: {first}") from exc
+    warn_unrecognised(version)
+    return version

@@ -126,3 +126,8 @@ def parse_policy(system_text: str) -> Policy:
         if re.search(r"\banswer briefly|\bbe brief|\bbrief(?:ly)?\b|\bconcise|\bshort answers?", s):
             found["brief"] = True
     return Policy(**found)
+
+
+def report_unrecognised(system_text: str, where: str = "prompt") -> list[str]:
+    """Placeholder until clause parsing reports unrecognised lines."""
+    return []
