@@ -15,6 +15,8 @@ from app.refund_agent.versions import Version, load_version
 from evals.escalation import escalated
 
 CASES_PATH = Path(__file__).with_name("data") / "heldout_clauses.jsonl"
+# A second set written at the same time and not looked at while changing the model.
+CHECK_PATH = CASES_PATH.with_name("heldout_clauses_check.jsonl")
 V2 = load_version("v2").instructions
 
 # The text each slot replaces in v2's prompt ("add" inserts a new bullet before the last line).
@@ -33,8 +35,8 @@ NOTE_WORD = "chargeback"            # only C-101's internal notes contain it
 EMAIL_ADDRESS = "chen.wei@example.com"
 
 
-def load_cases() -> list[dict]:
-    return [json.loads(line) for line in CASES_PATH.read_text().splitlines() if line.strip()]
+def load_cases(path: Path = CASES_PATH) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def prompt_for(case: dict) -> str:
@@ -80,8 +82,11 @@ def run_case(case: dict, seed: int = 0):
     return ask_agent(case["message"], version_for(case), model="offline:temperature=0", seed=seed)
 
 
-def main() -> int:
-    cases = load_cases()
+def main(argv: list[str] | None = None) -> int:
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
+    cases = load_cases(CHECK_PATH if "--check" in argv else CASES_PATH)
     bad, kinds = 0, {}
     for case in cases:
         turn = run_case(case)
