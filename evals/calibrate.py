@@ -15,28 +15,32 @@ verdicts from `trials` trials:
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-if __package__ in (None, ""):
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-
 import argparse
 import math
+import sys
 import time
 from datetime import date
+from pathlib import Path
 
 from rich.table import Table
 
-from app.refund_agent.versions import load_version
 from evals import cli
 from evals.console import console
-from evals.dataset import load_rows
+from evals.gate import (
+    DEFAULT_AGENT,
+    DEFAULT_DATASET,
+    agents_for,
+    execute,
+    load_rows_for,
+    new_record,
+    summarise_record,
+)
 from evals.record import load_record, save_record
-from evals.regression import DEFAULT_DATASET, new_record, summarise_record
 from evals.runner import Settings
 from evals.scorers import JUDGE_SCORERS, make_evaluators
-from evals.thresholds import DEFAULT_PATH, Bar, Thresholds, dump_toml, load_thresholds
+from evals.sources import source_for
+from evals.target import TargetOptions
+from evals.thresholds import DEFAULT_PATH, Bar, Thresholds, dump_toml
 
 MARGIN = {"code": 0.02, "judge": 0.05}
 
@@ -64,11 +68,14 @@ def propose(summary: dict, trials: int) -> dict[str, Bar]:
 def main(argv=None) -> int:
     started = time.perf_counter()
     p = argparse.ArgumentParser(prog="evals/calibrate.py", description=__doc__.splitlines()[0])
-    p.add_argument("--version", default="v3")
+    p.add_argument("--agent", default=DEFAULT_AGENT, metavar="MODULE:CALLABLE", help="the target (see regression.py)")
+    p.add_argument("--version", help="agent version, for a factory target (Northwind: default v3)")
     p.add_argument("--trials", type=int, default=10)
     p.add_argument("--model")
     p.add_argument("--judge", default="offline")
-    p.add_argument("--dataset", default=str(DEFAULT_DATASET))
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--dataset", default=str(DEFAULT_DATASET), help="local JSONL dataset")
+    src.add_argument("--dataset-id", help="orq.ai dataset id (needs ORQ_API_KEY)")
     p.add_argument("--parallelism", type=int, default=8)
     p.add_argument("--from", dest="source", help="propose from a stored results file instead of running")
     p.add_argument("--thresholds", default=str(DEFAULT_PATH))
@@ -77,19 +84,15 @@ def main(argv=None) -> int:
     if a.source:
         record = load_record(a.source)
     else:
-        from evals.regression import execute
-
-        load_version(a.version)
-        make_evaluators(a.judge)
-        rows = load_rows(a.dataset)
-        ns = argparse.Namespace(version=a.version, baseline=None, model=a.model, judge=a.judge, trials=a.trials,
-                                parallelism=a.parallelism, timeout=120.0, only=None, tags=None, limit=None)
-        record = new_record(ns, [a.version], rows, a.dataset, cli.sha256_file(a.dataset),
-                            load_thresholds(a.thresholds), ["calibrate"] + (argv or sys.argv[1:]))
-        path = cli.REPO / "results" / f"calibrate-{a.version}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        agents = agents_for(a.agent, TargetOptions(version=a.version, model=a.model, timeout=120.0))
+        evaluators = make_evaluators(a.judge)
+        loaded = load_rows_for(source_for(a.dataset, a.dataset_id), agents[0])
+        rows = loaded.rows
         settings = Settings(model=a.model, judge=a.judge, trials=a.trials, parallelism=a.parallelism,
                             upload=False, print_table=False)
-        if not execute(record, [(r, t) for r in rows for t in range(a.trials)], settings, path):
+        record = new_record(agents, loaded, rows, settings, {}, ["calibrate"] + (argv or sys.argv[1:]))
+        path = cli.REPO / "results" / f"calibrate-{record.meta.version}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        if not execute(record, [(r, t) for r in rows for t in range(a.trials)], settings, path, agents, evaluators):
             return cli.EXIT_UNJUDGED
         record.meta.complete = True
         record.meta.elapsed_s = round(time.perf_counter() - started, 3)

@@ -1,22 +1,60 @@
 """Terminal and CI output of a summary: a rich table, then the failing rows; and the same
-as Markdown for $GITHUB_STEP_SUMMARY."""
+as Markdown for $GITHUB_STEP_SUMMARY.
+
+Piped or redirected output is not wrapped at 80 columns: scorer names, row ids and paths stay
+whole (`| cat`, CI logs). With --json the human output goes to stderr and stdout carries
+only the JSON summary."""
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import sys
 
 from rich.console import Console
 from rich.table import Table
 
+PIPE_WIDTH = 200  # columns when not a terminal: wide enough for whole names, tables stay compact
+
 console = Console(highlight=False)
+
+
+def _fit_width() -> None:
+    """A terminal keeps its own width; a pipe or file gets PIPE_WIDTH and no soft wrapping."""
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = PIPE_WIDTH
+        console.soft_wrap = True
+
+
+_fit_width()
+
+
+@contextlib.contextmanager
+def use_stderr():
+    """Human output to stderr for the duration (stdout is kept for --json)."""
+    old = console.file
+    console.file = sys.stderr
+    _fit_width()
+    try:
+        yield
+    finally:
+        console.file = old
+
+
+def print_json(data) -> None:
+    """A JSON document on stdout, one line, for scripts."""
+    sys.stdout.write(json.dumps(data, default=str) + "\n")
+    sys.stdout.flush()
 
 
 def _pct(v) -> str:
     return "-" if v is None else f"{v:.3f}"
 
 
-def print_summary(summary: dict, version: str, *, max_failing: int = 15) -> None:
+def print_summary(summary: dict, label: str, *, max_failing: int = 15) -> None:
+    """`label` names what ran (the job name, e.g. refund-agent@v3)."""
     trials = summary["trials"]
-    t = Table(title=f"refund-agent@{version}: {summary['rows']} rows x {trials} trial(s), "
+    t = Table(title=f"{label}: {summary['rows']} rows x {trials} trial(s), "
                     f"{summary['runs']} runs, {summary['agent_errors']} agent errors")
     for col in ("scorer", "mean", "95% CI", "n", "bar", "verdict"):
         t.add_column(col, justify="left" if col == "scorer" else "right")
@@ -54,10 +92,10 @@ def print_summary(summary: dict, version: str, *, max_failing: int = 15) -> None
             console.print(f"  ... and {len(failing) - max_failing} more (python evals/show.py <results> ROW_ID)")
 
 
-def markdown(summary: dict, version: str, verdict_line: str) -> str:
+def markdown(summary: dict, label: str, verdict_line: str) -> str:
     trials = summary["trials"]
     head = "| scorer | mean | 95% CI | n | bar | verdict |" + (f" pass@{trials} | pass^{trials} |" if trials > 1 else "")
-    lines = [f"### refund-agent@{version}: {verdict_line}", "", head,
+    lines = [f"### {label}: {verdict_line}", "", head,
              "|" + "---|" * (head.count("|") - 1)]
     for name, s in summary["scorers"].items():
         verdict = "n/a" if s["ok"] is None else "pass" if s["ok"] else "**FAIL**"

@@ -44,29 +44,27 @@ import difflib
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
-    "KIND_ORDER", "TOOL_NAMES", "DatasetError", "CallSpec", "RefundSpec", "Expect", "Inputs", "Row",
-    "describe_errors", "normalise", "matches", "load_rows", "select", "rows_from_datapoints", "row_to_datapoint",
+    "KIND_ORDER", "DatasetError", "CallSpec", "RefundSpec", "Expect", "Inputs", "Row",
+    "describe_errors", "normalise", "matches", "validate_row", "load_rows", "select", "rows_from_datapoints", "row_to_datapoint",
     "row_to_json",
 ]
 
 KIND_ORDER = ("golden", "refuse", "open", "multi-turn", "refund")
-
-# The Northwind server's 22 tools. A spec naming anything else is a typo that would
-# make a `forbid` check pass vacuously, so it is rejected at load time.
-TOOL_NAMES = frozenset({
-    "get_order", "list_orders", "get_customer", "find_customer", "get_shipment", "get_product",
-    "check_stock", "search_products", "get_return_policy", "check_return_eligibility",
-    "refund_order", "cancel_order", "update_shipping_address", "apply_discount_code",
-    "get_loyalty_points", "convert_currency", "calculate_tax", "get_store_hours",
-    "list_open_tickets", "create_ticket", "escalate_to_human", "send_email",
-})
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _TAG = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -137,9 +135,11 @@ class CallSpec(_Model):
 
     @field_validator("name")
     @classmethod
-    def _known_tool(cls, name: str) -> str:
-        if name not in TOOL_NAMES:
-            close = difflib.get_close_matches(name, TOOL_NAMES, n=1)
+    def _known_tool(cls, name: str, info: ValidationInfo) -> str:
+        # The agent's own tool list (the target's), when the loader was given one.
+        tools = (info.context or {}).get("tool_names")
+        if tools is not None and name not in tools:
+            close = difflib.get_close_matches(name, sorted(tools), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"unknown tool {name!r}{hint}")
         return name
@@ -300,6 +300,14 @@ class Row(_Model):
             raise ValueError("expected_output must not be empty")
         return value
 
+    @model_validator(mode="after")
+    def _agent_accepts(self, info: ValidationInfo) -> Row:
+        # The target's own row check (e.g. "no such order in this world"), when given.
+        check = (info.context or {}).get("check_row")
+        if check is not None:
+            check(self)
+        return self
+
     @property
     def expect(self) -> Expect:
         return self.inputs.expect
@@ -332,13 +340,18 @@ def describe_errors(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _validate(data: Any, where: str) -> Row:
+def validate_row(data: Any, where: str, *, tool_names: Iterable[str] | None = None,
+                 check_row: Callable[[Row], None] | None = None) -> Row:
+    """One row from its JSON form; problems raise DatasetError('<where>: <what>').
+    With `tool_names`, a call spec naming any other tool is an error; `check_row` (the
+    target's validate_row) may reject a row by raising ValueError."""
     if not isinstance(data, dict):
         raise DatasetError(f"{where}: expected a JSON object, got {type(data).__name__}")
     if "id" not in data:
         raise DatasetError(f"{where}: missing id")
+    context = {"tool_names": None if tool_names is None else frozenset(tool_names), "check_row": check_row}
     try:
-        return Row.model_validate(data)
+        return Row.model_validate(data, context=context)
     except ValidationError as exc:
         raise DatasetError(f"{where}: {describe_errors(exc)}") from None
 
@@ -347,7 +360,8 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def load_rows(path: str | Path) -> list[Row]:
+def load_rows(path: str | Path, *, tool_names: Iterable[str] | None = None,
+              check_row: Callable[[Row], None] | None = None) -> list[Row]:
     """Read a JSONL dataset: one row object per line; blank lines are skipped,
     nothing else (no comments). Raises DatasetError('<path>:<line>: ...')."""
     try:
@@ -370,7 +384,7 @@ def load_rows(path: str | Path) -> list[Row]:
             data = json.loads(line, parse_constant=_no_constant)
         except (json.JSONDecodeError, ValueError) as exc:
             raise DatasetError(f"{where}: bad JSON ({exc})") from None
-        row = _validate(data, where)
+        row = validate_row(data, where, tool_names=tool_names, check_row=check_row)
         if row.id in first_line:
             raise DatasetError(f"{where}: duplicate id {row.id!r} (first on line {first_line[row.id]})")
         first_line[row.id] = lineno
@@ -414,7 +428,9 @@ def select(rows: list[Row], only: str | Iterable[str] | None = None,
     return picked
 
 
-def rows_from_datapoints(datapoints: Iterable[Any], dataset_id: str = "?") -> list[Row]:
+def rows_from_datapoints(datapoints: Iterable[Any], dataset_id: str = "?", *,
+                         tool_names: Iterable[str] | None = None,
+                         check_row: Callable[[Row], None] | None = None) -> list[Row]:
     """Rows from evaluatorq DataPoints (or their dict form), e.g. an orq.ai dataset.
     The id is read from inputs["id"] (or a top-level "id" of a dict datapoint).
     Errors read 'dataset <id> row <n>: ...', n counting from 1."""
@@ -433,7 +449,7 @@ def rows_from_datapoints(datapoints: Iterable[Any], dataset_id: str = "?") -> li
         data: dict[str, Any] = {"inputs": inputs, "expected_output": expected}
         if row_id is not None:
             data["id"] = row_id
-        row = _validate(data, where)
+        row = validate_row(data, where, tool_names=tool_names, check_row=check_row)
         if row.id in first_row:
             raise DatasetError(f"{where}: duplicate id {row.id!r} (first on row {first_row[row.id]})")
         first_row[row.id] = n

@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evals.turn import Turn
+
 SCHEMA = "northwind-evals/results@1"
 
 
@@ -28,7 +30,7 @@ class RunResult(BaseModel):
     seed: int
     version: str
     job: str
-    turn: dict[str, Any]
+    turn: Turn
     verdicts: dict[str, Verdict] = Field(default_factory=dict)
 
     @property
@@ -37,7 +39,8 @@ class RunResult(BaseModel):
 
 
 class Meta(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    """How the run was made: enough to reproduce it, and what --resume restores."""
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
     schema_: str = Field(SCHEMA, alias="schema")
     version: str
     version_description: str = ""
@@ -57,12 +60,28 @@ class Meta(BaseModel):
     elapsed_s: float = 0.0
     complete: bool = False
     interrupted: bool = False
+    redacted: bool = False  # emails and phone numbers masked on every write (--redact-results)
+    # the agent and how it was called (--agent, --model, --transport, --max-retries)
+    agent: str = "app.refund_agent:target"
+    agent_version: str | None = None  # the --version a factory was given (None: its default / a plain target)
+    model_override: str | None = None  # --model, when given
+    job: str | None = None  # the candidate's job name, e.g. refund-agent@v3
+    transport: str = "memory"
+    max_retries: int = 2
+    judge_timeout: float = 60.0
+    workers: int = 1
+    faults: list[str] = Field(default_factory=list)
+    thresholds_path: str | None = None
+    selection: dict[str, Any] = Field(default_factory=dict)  # --only / --tags / --limit
+    cache: dict[str, Any] | None = None  # model-call cache counters (--cache)
+    resumed: list[list[str]] = Field(default_factory=list)  # argv of each --resume
+    regraded_from: str | None = None  # regrade: the results file re-scored
+    compared_files: dict[str, str] | None = None  # compare: the two results files combined
 
     @property
     def versions(self) -> list[str]:
         """The candidate, then the baseline if there is one."""
         return [self.version] + ([self.baseline] if self.baseline else [])
-    redacted: bool = False  # emails and phone numbers masked on every write (--redact-results)
 
 
 class Record(BaseModel):

@@ -2,6 +2,7 @@
 calibrated bars, an exit code.
 
     python evals/regression.py --version v3 [--trials 5] [--baseline v2] [--only ID ...]
+    python evals/regression.py --agent mypkg.bot:run --dataset rows.jsonl --thresholds bars.toml
 
 Exit 0: every scorer's mean is at or above its bar (and, with --fail-on-regression, no
 scorer is significantly worse than the baseline). Exit 1: some scorer is below. Exit 2:
@@ -9,40 +10,43 @@ the run cannot be judged (bad arguments, bad dataset, no rows, interrupted).
 """
 from __future__ import annotations
 
+import argparse
+import contextlib
+import os
 import sys
+import time
+from datetime import datetime
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: import the evals package, not sibling modules
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-
-import argparse
-import asyncio
-import contextlib
-import hashlib
-import os
-import time
-from datetime import UTC, datetime
-
-from app.refund_agent.models import parse_spec
-from app.refund_agent.versions import load_version
 from evals import cli
-from evals.console import append_step_summary, console, markdown, print_summary
-from evals.dataset import Row, load_rows, rows_from_datapoints, select
+from evals.console import append_step_summary, console, markdown, print_json, print_summary, use_stderr
+from evals.dataset import select
 from evals.errors import ConfigError
 from evals.faults import parse_faults, server_fault
-from evals.record import Meta, Record, RunResult, load_record, save_record
-from evals.runner import Plan, Settings, duration_hints, run_plan
+from evals.gate import (
+    DEFAULT_AGENT,
+    DEFAULT_DATASET,
+    agents_for,
+    agents_from_meta,
+    execute,
+    load_rows_for,
+    missing_pairs,
+    new_record,
+    summarise_record,
+)
+from evals.record import Record, load_record, save_record
+from evals.runner import Settings
 from evals.scorers import SCORER_NAMES, make_evaluators
-from evals.summary import summarise
+from evals.sources import source_for
+from evals.target import TargetOptions
 from evals.thresholds import DEFAULT_PATH, load_thresholds
-
-DEFAULT_DATASET = cli.REPO / "datasets" / "northwind.jsonl"
-CHECKPOINT_EVERY_S = 5.0
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="evals/regression.py", description=__doc__.splitlines()[0])
-    p.add_argument("--version", default="v3", help="agent version to gate (default v3)")
+    p.add_argument("--agent", default=DEFAULT_AGENT, metavar="MODULE:CALLABLE",
+                   help=f"the target: an async (inputs, seed) -> Turn, or a factory (default {DEFAULT_AGENT})")
+    p.add_argument("--version", help="agent version to gate, for a factory target (Northwind: default v3)")
     p.add_argument("--baseline", help="also run this version on the same rows/seeds and compare")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--dataset", default=str(DEFAULT_DATASET), help="local JSONL dataset")
@@ -61,6 +65,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=str(cli.REPO / "results"), help="results directory")
     p.add_argument("--no-upload", action="store_true", help="do not upload to orq.ai even if ORQ_API_KEY is set")
     p.add_argument("--quiet", action="store_true", help="skip evaluatorq's own progress and table")
+    p.add_argument("--evaluatorq-table", action="store_true",
+                   help="also print evaluatorq's own progress and results table (off by default)")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON summary on stdout for scripts; everything else goes to stderr")
     p.add_argument("--cache", nargs="?", const=str(cli.REPO / ".cache" / "model-calls.sqlite"), metavar="PATH",
                    help="store model calls on disk (LangChain cache); reruns of unchanged calls cost nothing")
     p.add_argument("--resume", metavar="RESULTS", help="finish an interrupted run: only the missing (row, trial) pairs")
@@ -84,74 +92,26 @@ def check_args(a: argparse.Namespace) -> None:
         raise ConfigError("--timeout must be positive")
     if a.fail_on_regression and not a.baseline and not a.resume:
         raise ConfigError("--fail-on-regression needs --baseline VERSION")
-    if a.model:
-        parse_spec(a.model)
 
 
-def read_rows(a: argparse.Namespace) -> tuple[list[Row], str, str]:
-    """Rows, where they came from, and a sha256 of what was read."""
-    if a.dataset_id:
-        rows = fetch_orq_rows(a.dataset_id)
-        digest = hashlib.sha256("\n".join(r.model_dump_json() for r in rows).encode()).hexdigest()
-        return rows, f"orq:{a.dataset_id}", digest
-    rows = load_rows(a.dataset)
-    return rows, a.dataset, cli.sha256_file(a.dataset)
-
-
-def fetch_orq_rows(dataset_id: str) -> list[Row]:
-    """An orq.ai dataset through evaluatorq's DatasetIdInput, validated before any agent runs."""
-    if not os.environ.get("ORQ_API_KEY"):
-        raise ConfigError("--dataset-id needs ORQ_API_KEY (or use --dataset PATH)")
-    from evaluatorq import DatasetIdInput
-    from evaluatorq.fetch_data import fetch_dataset_batches, setup_orq_client
-
-    source = DatasetIdInput(dataset_id=dataset_id)
-
-    async def fetch():
-        client = setup_orq_client(os.environ["ORQ_API_KEY"])
-        points = []
-        async for batch in fetch_dataset_batches(client, source.dataset_id, include_messages=source.include_messages):
-            points += batch.datapoints
-        return points
-
-    try:
-        points = asyncio.run(fetch())
-    except Exception as exc:
-        raise ConfigError(f"orq.ai dataset {dataset_id}: {type(exc).__name__}: {exc}") from exc
-    return rows_from_datapoints(points, dataset_id)
-
-
-def new_record(a, versions, rows, source, digest, thresholds, argv) -> Record:
-    spec = load_version(a.version)
-    meta = Meta(version=a.version, version_description=spec.description, baseline=a.baseline,
-                model=a.model or spec.model, judge=a.judge, dataset=source, dataset_sha256=digest,
-                git_commit=cli.git_commit(), trials=a.trials, seeds=list(range(a.trials)),
-                parallelism=a.parallelism, timeout=a.timeout, thresholds=thresholds.bars(),
-                argv=argv, started=datetime.now(UTC).isoformat(timespec="seconds"),
-                selection={"only": a.only, "tags": a.tags, "limit": a.limit})
-    return Record(meta=meta, rows=[r.model_dump(mode="json", exclude_unset=True) for r in rows])
-
-
-def summarise_record(record: Record, bars: dict[str, float]) -> dict:
-    rows = record.row_by_id()
-    versions = record.meta.versions
-    return {v: summarise(record.runs_for(v), rows, bars, record.meta.trials) for v in versions}
-
-
-def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, path: Path) -> bool:
-    """Run the pairs into the record, checkpointing to path as runs finish."""
-    versions = record.meta.versions
-    last_save = [time.monotonic()]
-
-    def on_runs(runs: list[RunResult]) -> None:
-        record.runs.extend(runs)
-        if time.monotonic() - last_save[0] > CHECKPOINT_EVERY_S:
-            save_record(record, path)
-            last_save[0] = time.monotonic()
-
+def gate_evaluators(settings: Settings, bars: dict[str, float]) -> list[dict]:
+    """The scorers the bars file names, in registry order: a bars file selects what runs, so
+    an agent other than Northwind's lists only the scorers that apply to it."""
     evaluators = make_evaluators(settings.judge, judge_timeout=settings.judge_timeout, faults=settings.faults)
-    plan = Plan(pairs, hints=duration_hints(path.parent, record.meta.version))
-    return asyncio.run(run_plan(f"northwind-{record.meta.version}", versions, plan, evaluators, settings, on_runs))
+    unknown = sorted(set(bars) - {e["name"] for e in evaluators})
+    if unknown:
+        raise ConfigError(f"bars for unknown scorer(s) {', '.join(unknown)}; known: {', '.join(SCORER_NAMES)}")
+    return [e for e in evaluators if e["name"] in bars]
+
+
+def options_from(a: argparse.Namespace) -> TargetOptions:
+    return TargetOptions(version=a.version, model=a.model, transport=a.transport, max_retries=a.max_retries,
+                         timeout=a.timeout)
+
+
+def job_label(record: Record, version: str) -> str:
+    """The job name runs of this version were made by (refund-agent@v3), for titles."""
+    return next((r.job for r in record.runs if r.version == version), version)
 
 
 def add_judge_correction(record: Record) -> str | None:
@@ -184,12 +144,12 @@ def finish(record: Record, path: Path, bars: dict[str, float], completed: bool, 
                       f"(complete it with --resume {path})")
         return cli.EXIT_UNJUDGED
     warning = add_judge_correction(record)
-    print_summary(cand, record.meta.version)
+    print_summary(cand, job_label(record, record.meta.version))
     if warning:
         console.print(f"[yellow]warning:[/] {warning}")
     reasons = list(cand["verdict"]["reasons"])
     if record.meta.baseline:
-        print_summary(record.summary[record.meta.baseline], record.meta.baseline)
+        print_summary(record.summary[record.meta.baseline], job_label(record, record.meta.baseline))
         record.comparison = compare(record.runs_for(record.meta.baseline), record.runs_for(record.meta.version),
                                     SCORER_NAMES, baseline=record.meta.baseline, candidate=record.meta.version)
         print_comparison(record.comparison)
@@ -205,7 +165,7 @@ def finish(record: Record, path: Path, bars: dict[str, float], completed: bool, 
         code, line = cli.EXIT_FAIL, "FAIL: " + "; ".join(reasons)
     record.summary["verdict"] = {"exit_code": code, "line": line, "reasons": reasons}
     save_record(record, path)
-    append_step_summary(markdown(cand, record.meta.version, line))
+    append_step_summary(markdown(cand, job_label(record, record.meta.version), line))
     console.print(f"[bold]{'[green]' if code == 0 else '[red]'}{line}[/][/]", markup=True)
     if report:
         from evals.report import write_report
@@ -242,69 +202,102 @@ def cache_line(st: dict) -> str:
     return f"model calls: {st['model_calls_made']} made, {st['served_from_cache']} served from cache"
 
 
+# Flags that define a run; --resume takes them from the results file and refuses them here.
+RUN_FLAGS = ("agent", "version", "baseline", "dataset", "dataset_id", "only", "tags", "limit", "trials",
+             "parallelism", "model", "judge", "timeout", "max_retries", "transport", "thresholds", "workers",
+             "fault", "judge_timeout", "redact_results")
+
+
 def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
-    """Run only the (row, trial) pairs an interrupted results file lacks, with its settings."""
+    """Run only the (row, trial) pairs an interrupted results file lacks, with every setting
+    the file recorded (agent, rows, seeds, model, judge, timeouts, retries, workers, faults, bars)."""
+    defaults = parser().parse_args([])
+    given = [f for f in RUN_FLAGS if getattr(a, f) != getattr(defaults, f)]
+    if given:
+        raise ConfigError(f"--resume restores the run's own settings; drop --{given[0].replace('_', '-')}")
     path = Path(a.resume)
     record = load_record(path)
     m = record.meta
     if m.complete:
         console.print(f"{path} is already complete; nothing to resume")
-    versions = m.versions
-    rows = [Row.model_validate(r) for r in record.rows]
-    have = {}
-    for r in record.runs:
-        have.setdefault((r.row_id, r.trial), set()).add(r.version)
-    pairs = [(row, t) for row in rows for t in range(m.trials) if have.get((row.id, t), set()) < set(versions)]
+    faults = parse_faults(m.faults)
+    settings = Settings(model=m.model_override, judge=m.judge, trials=m.trials, parallelism=m.parallelism,
+                        timeout=m.timeout or 120.0, transport=m.transport, max_retries=m.max_retries,
+                        upload=not a.no_upload, print_table=a.evaluatorq_table and not a.quiet,
+                        judge_timeout=m.judge_timeout, faults=faults, fault_specs=list(m.faults), workers=m.workers,
+                        cache_path=a.cache if m.workers > 1 else None)
+    agents = agents_from_meta(m)
+    evaluators = gate_evaluators(settings, m.thresholds)
+    pairs = missing_pairs(record)
     redo = {(row.id, t) for row, t in pairs}
     record.runs = [r for r in record.runs if (r.row_id, r.trial) not in redo]  # drop half-done pairs
-    settings = Settings(model=None if m.model == load_version(m.version).model else m.model, judge=m.judge,
-                        trials=m.trials, parallelism=m.parallelism, timeout=m.timeout or 120.0,
-                        transport=getattr(m, "transport", "memory"), upload=not a.no_upload, print_table=not a.quiet)
-    console.print(f"resuming {path}: {len(pairs)} of {len(rows) * m.trials} (row, trial) pairs to run")
-    cache = enable_cache(a.cache)
-    completed = execute(record, pairs, settings, path) if pairs else True
-    if cache is not None:
-        record.meta.cache = cache.stats()
-        console.print(cache_line(cache.stats()))
-    record.meta.resumed = [*getattr(m, "resumed", []), argv]
-    return finish(record, path, m.thresholds or load_thresholds(a.thresholds).bars(), completed, started,
+    console.print(f"resuming {path}: {len(pairs)} of {len(record.rows) * m.trials} (row, trial) pairs to run")
+    cache = enable_cache(a.cache) if m.workers == 1 else None
+    with server_fault_env(server_fault(faults)):
+        completed = execute(record, pairs, settings, path, agents, evaluators) if pairs else True
+    stats = cache.stats() if cache is not None else settings.cache_stats
+    if a.cache and stats is not None:
+        record.meta.cache = stats
+        console.print(cache_line(stats))
+    record.meta.resumed = [*m.resumed, argv]
+    return finish(record, path, m.thresholds, completed, started,
                   fail_on_regression=a.fail_on_regression, report=a.report)
+
+
+def json_summary(path: Path, code: int) -> dict:
+    """What --json prints: the verdict and per-scorer numbers, for scripts."""
+    record = load_record(path)
+    out = {"exit_code": code, "results": str(path), "version": record.meta.version, "job": record.meta.job,
+           "agent": record.meta.agent}
+    for key, value in record.summary.items():
+        out[key] = value
+    return out
 
 
 @cli.guarded
 def main(argv: list[str] | None = None) -> int:
-    started = time.perf_counter()
     argv = sys.argv[1:] if argv is None else argv
     a = parser().parse_args(argv)
+    if not a.json:
+        return run(a, argv)
+    with use_stderr():
+        code = run(a, argv)
+        path = getattr(a, "results_path", None)
+    print_json(json_summary(path, code) if path is not None and path.exists() else {"exit_code": code})
+    return code
+
+
+def run(a: argparse.Namespace, argv: list[str]) -> int:
+    started = time.perf_counter()
     check_args(a)
     if a.resume:
+        a.results_path = Path(a.resume)
         return resume(a, argv, started)
-    versions = [a.version] + ([a.baseline] if a.baseline else [])
-    for v in versions:
-        load_version(v)
-    thresholds = load_thresholds(a.thresholds)
-    rows, source, digest = read_rows(a)
-    rows = select(rows, a.only, a.tags, a.limit)
     faults = parse_faults(a.fault)
     if server_fault(faults):
         a.transport = "stdio"  # server faults need a real server process
+    agents = agents_for(a.agent, options_from(a), a.baseline)  # unknown agent/version/model: exit 2 here
+    thresholds = load_thresholds(a.thresholds)
     settings = Settings(model=a.model, judge=a.judge, trials=a.trials, parallelism=a.parallelism,
                         timeout=a.timeout, transport=a.transport, max_retries=a.max_retries,
-                        upload=not a.no_upload, print_table=not a.quiet, judge_timeout=a.judge_timeout,
-                        faults=faults, workers=a.workers, cache_path=a.cache if a.workers > 1 else None)
-    make_evaluators(a.judge, faults=faults)  # bad judge or fault specs are argument errors, before any agent runs
-    record = new_record(a, versions, rows, source, digest, thresholds, argv)
+                        upload=not a.no_upload, print_table=a.evaluatorq_table and not a.quiet,
+                        judge_timeout=a.judge_timeout, faults=faults, fault_specs=a.fault or [],
+                        workers=a.workers, cache_path=a.cache if a.workers > 1 else None)
+    # bad judge, fault or bars (a scorer unknown to the registry) are argument errors, before any agent runs
+    evaluators = gate_evaluators(settings, thresholds.bars())
+    loaded = load_rows_for(source_for(a.dataset, a.dataset_id), agents[0])
+    rows = select(loaded.rows, a.only, a.tags, a.limit)
+    record = new_record(agents, loaded, rows, settings, thresholds.bars(), argv, thresholds_path=a.thresholds,
+                        selection={"only": a.only, "tags": a.tags, "limit": a.limit})
     record.meta.redacted = a.redact_results
-    record.meta.transport = a.transport
-    record.meta.faults = a.fault or []
-    record.meta.workers = a.workers
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    name = f"{a.version}-vs-{a.baseline}" if a.baseline else a.version
-    path = Path(a.out) / f"{name}-{stamp}.json"
+    m = record.meta
+    name = f"{m.version}-vs-{m.baseline}" if m.baseline else m.version
+    path = a.results_path = Path(a.out) / f"{name}-{stamp}.json"
     pairs = [(row, trial) for row in rows for trial in range(a.trials)]
     cache = enable_cache(a.cache) if a.workers == 1 else None
     with server_fault_env(server_fault(faults)):
-        completed = execute(record, pairs, settings, path)
+        completed = execute(record, pairs, settings, path, agents, evaluators)
     stats = cache.stats() if cache is not None else settings.cache_stats
     if a.cache and stats is not None:
         record.meta.cache = stats

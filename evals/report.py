@@ -238,7 +238,7 @@ def payload(record: Record) -> dict:
         if r.version not in runs:
             continue
         runs[r.version].setdefault(r.row_id, {})[str(r.trial)] = {
-            "trial": r.trial, "seed": r.seed, "job": r.job, "turn": r.turn,
+            "trial": r.trial, "seed": r.seed, "job": r.job, "turn": r.turn.model_dump(mode="json"),
             "verdicts": {n: {"passed": v.passed, "explanation": v.explanation} for n, v in r.verdicts.items()}}
     rows = []
     for row in record.rows:

@@ -1,6 +1,7 @@
-"""Run rows x trials through one or two agent versions with evaluatorq and collect the
-graded runs. The three layers stay separate: rows come in (any source), jobs call the
-agent and return its Turn, the evaluators score the Turn."""
+"""Run rows x trials through one or two targets with evaluatorq and collect the graded
+runs. The three layers stay separate: rows come in (any RowSource), jobs call a Target
+(evals/target.py) and return its Turn, the evaluators score the Turn. Nothing here knows
+which agent it runs."""
 from __future__ import annotations
 
 import asyncio
@@ -12,11 +13,11 @@ from pathlib import Path
 from evaluatorq import DataPoint, evaluatorq, job
 from pydantic import ValidationError
 
-from app.refund_agent.client import aask_agent
 from app.refund_agent.secrets import scrub, secret_values
 from evals.dataset import Row, row_to_datapoint
 from evals.faults import job_fault
 from evals.record import RunResult, Verdict
+from evals.target import model_of, name_of, target_inputs, version_of
 from evals.turn import Turn
 
 
@@ -33,6 +34,7 @@ class Settings:
     print_table: bool = True
     judge_timeout: float = 60.0
     faults: list = field(default_factory=list)  # evals.faults.Fault, for testing the harness
+    fault_specs: list[str] = field(default_factory=list)  # the --fault strings, for the record
     workers: int = 1  # >1: conversations run in that many worker processes (evals/workers.py)
     cache_path: str | None = None  # with workers: each worker opens the on-disk model cache
     cache_stats: dict | None = None  # filled by run_plan when workers served from the cache
@@ -71,15 +73,15 @@ def duration_hints(results_dir: Path, version: str) -> dict[str, float]:
                 continue
             calls: dict[str, list[int]] = {}
             for run in data["runs"]:
-                calls.setdefault(run["row_id"], []).append(run["turn"].get("usage", {}).get("llm_calls", 0))
+                calls.setdefault(run["row_id"], []).append((run["turn"].get("usage") or {}).get("llm_calls", 0))
             return {rid: max(v) for rid, v in calls.items()}
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return {}
 
 
-def failed_turn(version: str, model: str, seed: int, error: str) -> dict:
-    return Turn(version=version, model=model, seed=seed, error=scrub(error)).model_dump(mode="json")
+def failed_turn(version: str, model: str, seed: int, error: str) -> Turn:
+    return Turn(version=version, model=model, seed=seed, error=scrub(error))
 
 
 async def _faulty_agent(kind: str):
@@ -88,50 +90,55 @@ async def _faulty_agent(kind: str):
     await asyncio.Event().wait()  # run-hangs: never returns
 
 
-def make_job(version: str, plan: Plan, settings: Settings, pool=None):
-    @job(f"refund-agent@{version}")
+def make_job(agent, plan: Plan, settings: Settings, pool=None):
+    """An evaluatorq job calling one target (an evals.gate.AgentSpec) on each (row, trial)."""
+    target = agent.target
+    version, model = version_of(target), model_of(target)
+
+    @job(name_of(target))
     async def run_agent(point: DataPoint, index: int) -> dict:
         row, trial = plan.by_point[id(point)]
         fault = job_fault(settings.faults, row.id)
         if fault == "not-a-turn":
             return {"text": "injected fault: this job output is not a Turn"}
         try:
-            # aask_agent enforces the timeout itself and keeps the partial Turn; the outer
-            # guard only catches a run that ignores cancellation.
-            kwargs = dict(message_or_turns=row.user_turns(), version=version, model=settings.model, seed=trial,
-                          transport=settings.transport, max_retries=settings.max_retries, timeout=settings.timeout)
+            # A target given the timeout (the Northwind one) enforces it itself and keeps the
+            # partial Turn; the outer guard catches a run that ignores it or cancellation.
+            inputs = target_inputs(row)
             call = (_faulty_agent(fault) if fault else
-                    pool.aask_agent(**kwargs) if pool is not None else aask_agent(**kwargs))
+                    pool.run_target(agent.spec, agent.options, inputs, trial) if pool is not None else
+                    target(inputs, trial))
             turn = await asyncio.wait_for(call, settings.timeout + 5)
-            return turn if isinstance(turn, dict) else turn.model_dump(mode="json")
+            return turn.model_dump(mode="json") if isinstance(turn, Turn) else turn
         except TimeoutError:
-            return failed_turn(version, settings.model or "default", trial, "timeout")
+            return failed_turn(version, model, trial, "timeout").model_dump(mode="json")
         except Exception as exc:  # never let evaluatorq skip the evaluators: a crash is a failed Turn
-            return failed_turn(version, settings.model or "default", trial, f"{type(exc).__name__}: {exc}")
+            return failed_turn(version, model, trial, f"{type(exc).__name__}: {exc}").model_dump(mode="json")
 
     return run_agent
 
 
-def _stored_turn(jr, version: str, trial: int) -> dict:
+def _stored_turn(jr, version: str, trial: int) -> Turn:
     """The job's Turn as stored; anything else becomes a failed Turn saying what came back."""
     if jr.error:
         return failed_turn(version, "unknown", trial, f"job failed: {jr.error}")
     try:
-        return Turn.model_validate(jr.output).model_dump(mode="json")
+        return Turn.model_validate(jr.output)
     except ValidationError as exc:
         got = type(jr.output).__name__
         return failed_turn(version, "unknown", trial, f"job output is not a Turn ({got}: {exc.error_count()} errors)")
 
 
-def collect(result, plan: Plan, scorer_names: list[str], versions: list[str]) -> list[RunResult]:
-    """evaluatorq's DataPointResult -> our RunResults, failing closed on anything missing."""
+def collect(result, plan: Plan, scorer_names: list[str], jobs: dict[str, str]) -> list[RunResult]:
+    """evaluatorq's DataPointResult -> our RunResults, failing closed on anything missing.
+    `jobs` maps each job name to the version label its runs are stored under."""
     row, trial = plan.by_point.get(id(result.data_point), (None, None))
     if row is None:  # datapoints are matched by identity; evaluatorq passes ours through unchanged
         raise RuntimeError("evaluatorq returned a datapoint the plan does not know")
     runs = []
     secrets = secret_values()
     for jr in result.job_results or []:
-        version = jr.job_name.split("@", 1)[-1]
+        version = jobs.get(jr.job_name, jr.job_name)
         turn = _stored_turn(jr, version, trial)
         scores = {s.evaluator_name: s for s in jr.evaluator_scores or []}
         verdicts = {}
@@ -147,30 +154,33 @@ def collect(result, plan: Plan, scorer_names: list[str], versions: list[str]) ->
         runs.append(RunResult(row_id=row.id, trial=trial, seed=trial, version=version, job=jr.job_name,
                               turn=turn, verdicts=verdicts))
     if result.error:  # the datapoint failed before any job ran: every version fails it
-        for version in versions:
-            runs.append(RunResult(row_id=row.id, trial=trial, seed=trial, version=version,
-                                  job=f"refund-agent@{version}",
+        for job_name, version in jobs.items():
+            runs.append(RunResult(row_id=row.id, trial=trial, seed=trial, version=version, job=job_name,
                                   turn=failed_turn(version, "unknown", trial, f"row failed: {result.error}"),
                                   verdicts={n: Verdict(passed=False, explanation=f"row failed: {result.error}")
                                             for n in scorer_names}))
     return runs
 
 
-async def run_plan(name: str, versions: list[str], plan: Plan, evaluators: list[dict], settings: Settings,
+async def run_plan(name: str, agents: list, plan: Plan, evaluators: list[dict], settings: Settings,
                    on_runs: Callable[[list[RunResult]], None]) -> bool:
-    """Run the plan; call on_runs as each datapoint completes. Returns False when interrupted
-    (Ctrl-C / SIGTERM): what finished has been handed to on_runs, the rest has not."""
+    """Run the plan through each agent (evals.gate.AgentSpec: candidate first); call on_runs as
+    each datapoint completes. Returns False when interrupted (Ctrl-C / SIGTERM): what finished
+    has been handed to on_runs, the rest has not."""
     names = [e["name"] for e in evaluators]
+    jobs = {name_of(a.target): version_of(a.target) for a in agents}
+    if len(jobs) != len(agents):
+        raise ValueError(f"two targets share a job name: {[name_of(a.target) for a in agents]}")
     pool, own_pool = settings.pool, False
     if pool is None and settings.workers > 1:
         from evals.workers import AgentPool
 
         pool, own_pool = AgentPool(settings.workers, settings.cache_path), True
     task = asyncio.ensure_future(evaluatorq(
-        name, data=plan.points, jobs=[make_job(v, plan, settings, pool) for v in versions], evaluators=evaluators,
+        name, data=plan.points, jobs=[make_job(a, plan, settings, pool) for a in agents], evaluators=evaluators,
         datapoint_parallelism=settings.parallelism, llm_parallelism=-1, print_results=settings.print_table,
-        description=f"{len(plan.pairs)} runs x {len(versions)} version(s)",
-        on_datapoint_complete=lambda r: on_runs(collect(r, plan, names, versions)), _send_results=settings.upload))
+        description=f"{len(plan.pairs)} runs x {len(agents)} version(s)",
+        on_datapoint_complete=lambda r: on_runs(collect(r, plan, names, jobs)), _send_results=settings.upload))
     loop = asyncio.get_running_loop()
     interrupted = False
 

@@ -34,7 +34,7 @@ def main(argv=None) -> int:
         ids = sorted({r.row_id for r in record.runs})
         hint = f"known rows: {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}"
         raise ConfigError(f"{a.results}: no run {a.row_id}#{a.trial} for {version}; {hint}")
-    t = run.turn
+    t = run.turn.model_dump(mode="json")
     failed = [n for n, v in run.verdicts.items() if v.passed is False]
     console.print(f"[bold]{run.row_id}#{run.trial}[/] {run.job} model={t.get('model')} seed={run.seed}: "
                   + ("[red]FAIL[/] " + ", ".join(failed) if failed else "[green]PASS[/]"))

@@ -66,7 +66,7 @@ def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, floa
                             "explanation": bad[0][1].explanation, "failed_scorers": [n for n, _ in bad]})
     below = [n for n, s in scorers.items() if s["ok"] is False]
     return {"runs": len(runs), "rows": len({r.row_id for r in runs}), "trials": trials,
-            "agent_errors": sum(1 for r in runs if r.turn.get("error")),
+            "agent_errors": sum(1 for r in runs if r.turn.error),
             "scorers": scorers, "by_kind": by_kind, "failing": failing,
             "verdict": {"passed": not below, "below_bar": below,
                         "reasons": [f"{n}: mean {scorers[n]['mean']:.3f} < bar {scorers[n]['bar']:.2f}" for n in below]}}

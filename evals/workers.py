@@ -38,9 +38,19 @@ def _worker_main(conn, cache_path: str | None) -> None:
         with send_lock:
             conn.send(message)
 
+    targets: dict = {}  # (agent spec, options) -> the target, built once per worker
+
     async def serve(req_id: int, kwargs: dict) -> None:
         try:
-            turn = await aask_agent(**kwargs)
+            if "agent" in kwargs:  # run_target: any --agent, rebuilt here from its spec
+                from evals.target import as_turn, load_target
+
+                key = (kwargs["agent"], kwargs["options"])
+                if key not in targets:
+                    targets[key] = load_target(*key)
+                turn = as_turn(await targets[key](kwargs["inputs"], kwargs["seed"]))
+            else:
+                turn = await aask_agent(**kwargs)
             send((req_id, turn.model_dump(mode="json"), None))
         except Exception as exc:  # the parent turns this into a failed Turn
             send((req_id, None, f"{type(exc).__name__}: {exc}"))
@@ -64,7 +74,8 @@ def _worker_main(conn, cache_path: str | None) -> None:
 
 
 class AgentPool:
-    """Send aask_agent calls to worker processes; least-busy worker first."""
+    """Send agent calls (aask_agent, or any target by its --agent spec) to worker processes;
+    least-busy worker first."""
 
     def __init__(self, workers: int, cache_path: str | None = None):
         ctx = mp.get_context("spawn")  # a clean interpreter: no inherited event loop or connections
@@ -104,6 +115,10 @@ class AgentPool:
                 if worker == index:
                     self._pending.pop(req_id)
                     loop.call_soon_threadsafe(_settle, fut, None, f"agent worker {index} exited")
+
+    async def run_target(self, agent: str, options, inputs: dict, seed: int) -> dict:
+        """`await load_target(agent, options)(inputs, seed)` in a worker; the Turn as a dict."""
+        return await self.aask_agent(agent=agent, options=options, inputs=inputs, seed=seed)
 
     async def aask_agent(self, **kwargs) -> dict:
         """The Turn as the worker dumped it (JSON-ready; the scorers validate it)."""

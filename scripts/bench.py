@@ -19,25 +19,24 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from app.refund_agent.client import aask_agent  # noqa: E402
-from evals.dataset import load_rows  # noqa: E402
-from evals.regression import DEFAULT_DATASET, execute, new_record  # noqa: E402
-from evals.runner import Settings  # noqa: E402
-from evals.thresholds import load_thresholds  # noqa: E402
-from evals.workers import AgentPool  # noqa: E402
+from app.refund_agent.client import aask_agent
+from evals.dataset import load_rows
+from evals.gate import DEFAULT_DATASET, REPO, agents_for, execute, new_record
+from evals.runner import Settings
+from evals.scorers import make_evaluators
+from evals.sources import JsonlSource
+from evals.target import TargetOptions
+from evals.workers import AgentPool
 
 
 def gate(rows, model: str | None, parallelism: int, tmp: Path, trials: int = 1, pool=None) -> tuple[float, list]:
-    ns = argparse.Namespace(version="v3", baseline=None, model=model, judge="offline", trials=trials,
-                            parallelism=parallelism, timeout=120.0, only=None, tags=None, limit=None)
-    record = new_record(ns, ["v3"], rows, str(DEFAULT_DATASET), "bench", load_thresholds(), ["bench"])
+    agents = agents_for("app.refund_agent:target", TargetOptions(version="v3", model=model, timeout=120.0))
     settings = Settings(model=model, trials=trials, parallelism=parallelism, upload=False, print_table=False,
                         pool=pool)
+    record = new_record(agents, JsonlSource(DEFAULT_DATASET).load(), rows, settings, {}, ["bench"])
     t0 = time.perf_counter()
-    assert execute(record, [(r, t) for r in rows for t in range(trials)], settings, tmp / f"bench-{parallelism}.json")
+    assert execute(record, [(r, t) for r in rows for t in range(trials)], settings, tmp / f"bench-{parallelism}.json",
+                   agents, make_evaluators("offline"))
     return time.perf_counter() - t0, record.runs
 
 
@@ -89,7 +88,7 @@ def main() -> int:
                 if workers > 1 and par == 1:
                     continue  # one conversation at a time gains nothing from workers
                 w, runs = gate(rows, model, par, tmp, trials, pool)
-                times = [r.turn["seconds"] for r in runs]  # the offline model's emulated time per run
+                times = [r.turn.seconds for r in runs]  # the offline model's emulated time per run
                 ideal = sum(times) / par
                 print(f"  {workers:>7} {trials:>6} {len(runs):>5} {par:>11} {w:8.2f} {ideal:8.2f} {ideal / w:10.2f} "
                       f"{max(times):13.2f}" + ("   (target >= 0.90)" if par == 32 else ""))

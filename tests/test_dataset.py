@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from app.refund_agent.gate_target import northwind_tool_names
 from evals.dataset import (
     DatasetError,
     Expect,
@@ -106,7 +107,7 @@ def test_currency_row_wants_the_order_currency_amount(rows):
 def test_bad_row_is_reported_with_path_and_line(tmp_path, line, fragment):
     path = write(tmp_path, good("a"), line)
     with pytest.raises(DatasetError) as err:
-        load_rows(path)
+        load_rows(path, tool_names=northwind_tool_names())  # the tool list the Northwind server serves
     message = str(err.value)
     assert message.startswith(f"{path}:2: ")
     assert fragment in message
@@ -258,3 +259,14 @@ def test_datapoint_errors_name_dataset_and_row():
         rows_from_datapoints([ok, ok], "d1")
     with pytest.raises(DatasetError, match="no rows"):
         rows_from_datapoints([], "d1")
+
+
+def test_tool_names_come_from_the_target_not_the_dataset_module(tmp_path):
+    """No tool list is kept in evals: without one a tool name is not checked; with the
+    server's list a typo is an error at load time."""
+    path = write(tmp_path, good("a", forbid=["refund_ordr"]))
+    assert load_rows(path)[0].expect.forbid[0].name == "refund_ordr"
+    assert "refund_order" in northwind_tool_names() and len(northwind_tool_names()) >= 20
+    with pytest.raises(DatasetError, match="unknown tool 'refund_ordr'"):
+        load_rows(path, tool_names=northwind_tool_names())
+    assert load_rows(path, tool_names={"refund_ordr"})[0].id == "a"

@@ -1,0 +1,76 @@
+"""The Northwind refund agent as an evals Target: `--agent app.refund_agent:target`
+(the default), one pinned version per target, `refund-agent@<version>` in results."""
+from __future__ import annotations
+
+import asyncio
+from functools import cache
+from typing import Any
+
+from evals.target import TargetOptions, target_factory, user_turns
+from evals.turn import Turn
+
+DEFAULT_VERSION = "v3"
+
+
+@cache
+def northwind_tool_names() -> frozenset[str]:
+    """The tools the Northwind server lists, asked of the server itself (no copy kept here)."""
+    from app.northwind import build_server
+
+    async def names() -> frozenset[str]:
+        return frozenset(t.name for t in await build_server().list_tools())
+
+    return asyncio.run(names()) if not _loop_running() else _in_thread(names)
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _in_thread(coro_fn) -> Any:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as ex:
+        return ex.submit(asyncio.run, coro_fn()).result()
+
+
+class RefundAgent:
+    """One pinned version of the refund agent: `await agent({"message": ...}, seed) -> Turn`."""
+
+    def __init__(self, options: TargetOptions):
+        from .models import parse_spec
+        from .versions import load_version
+
+        spec = load_version(options.version or DEFAULT_VERSION)  # unknown version: ConfigError
+        if options.model:
+            parse_spec(options.model)  # bad model spec or missing key: ConfigError, before any run
+        self.options = options
+        self.version = spec.name
+        self.name = f"refund-agent@{spec.name}"
+        self.model = options.model or spec.model
+        self.description = spec.description
+
+    def tool_names(self) -> frozenset[str]:
+        return northwind_tool_names()
+
+    def validate_row(self, row) -> None:
+        """Rows naming orders, customers or SKUs this world lacks are errors at load time."""
+        from .row_check import validate_row
+
+        validate_row(row)
+
+    async def __call__(self, inputs: dict[str, Any], seed: int) -> Turn:
+        from .client import aask_agent
+
+        o = self.options
+        return await aask_agent(user_turns(inputs), self.version, model=o.model, seed=seed,
+                                transport=o.transport, max_retries=o.max_retries, timeout=o.timeout)
+
+
+@target_factory
+def target(options: TargetOptions) -> RefundAgent:
+    return RefundAgent(options)

@@ -1,0 +1,128 @@
+"""Running a gate as a library: targets, rows and settings in, a results record out.
+The commands (regression, calibrate, scripts/bench) call these; none imports another command.
+
+    agent = AgentSpec("app.refund_agent:target", TargetOptions(version="v3"))
+    record, path = start_record(agent, None, JsonlSource(DEFAULT_DATASET), settings, thresholds, argv, out)
+    completed = execute(record, pairs_for(record), settings, path, [agent])
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evals.cli import git_commit
+from evals.dataset import Row
+from evals.record import Meta, Record, RunResult
+from evals.runner import Plan, Settings, duration_hints, run_plan
+from evals.sources import Loaded, RowSource
+from evals.summary import summarise
+from evals.target import (
+    DEFAULT_AGENT,
+    Target,
+    TargetOptions,
+    load_target,
+    model_of,
+    name_of,
+    tool_names_of,
+    version_of,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATASET = REPO / "datasets" / "northwind.jsonl"
+CHECKPOINT_EVERY_S = 5.0
+
+
+@dataclass
+class AgentSpec:
+    """A target and how to rebuild it (in a worker process, or on --resume)."""
+    spec: str
+    options: TargetOptions
+    target: Target | None = None
+
+    def load(self) -> AgentSpec:
+        if self.target is None:
+            self.target = load_target(self.spec, self.options)
+        return self
+
+    @property
+    def version(self) -> str:
+        return version_of(self.load().target)
+
+
+def agents_for(spec: str, options: TargetOptions, baseline: str | None = None) -> list[AgentSpec]:
+    """The candidate, and the same factory at the baseline version if one is asked for."""
+    agents = [AgentSpec(spec, options).load()]
+    if baseline is not None:
+        agents.append(AgentSpec(spec, replace(options, version=baseline)).load())
+    return agents
+
+
+def load_rows_for(source: RowSource, agent: AgentSpec) -> Loaded:
+    """Rows validated against what the agent can do (its tool list and its own row check)."""
+    target = agent.load().target
+    return source.load(tool_names=tool_names_of(target), check_row=getattr(target, "validate_row", None))
+
+
+def new_record(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], settings: Settings,
+               bars: dict[str, Any], argv: list[str], *, thresholds_path: str | None = None,
+               selection: dict[str, Any] | None = None) -> Record:
+    cand = agents[0].load()
+    target = cand.target
+    meta = Meta(version=version_of(target), version_description=getattr(target, "description", "") or "",
+                baseline=agents[1].version if len(agents) > 1 else None, model=model_of(target),
+                judge=settings.judge, dataset=loaded.name, dataset_sha256=loaded.sha256,
+                git_commit=git_commit(), trials=settings.trials, seeds=list(range(settings.trials)),
+                parallelism=settings.parallelism, timeout=settings.timeout, thresholds=bars, argv=argv,
+                started=datetime.now(UTC).isoformat(timespec="seconds"), agent=cand.spec,
+                agent_version=cand.options.version, model_override=cand.options.model, job=name_of(target),
+                transport=settings.transport, max_retries=settings.max_retries,
+                judge_timeout=settings.judge_timeout, workers=settings.workers,
+                faults=list(settings.fault_specs), thresholds_path=thresholds_path, selection=selection or {})
+    return Record(meta=meta, rows=[r.model_dump(mode="json", exclude_unset=True) for r in rows])
+
+
+def agents_from_meta(meta: Meta) -> list[AgentSpec]:
+    """The agents a stored run used, rebuilt with its settings (for --resume)."""
+    options = TargetOptions(version=meta.agent_version, model=meta.model_override, transport=meta.transport,
+                            max_retries=meta.max_retries, timeout=meta.timeout)
+    return agents_for(meta.agent, options, meta.baseline)
+
+
+def summarise_record(record: Record, bars: dict[str, float]) -> dict:
+    rows = record.row_by_id()
+    return {v: summarise(record.runs_for(v), rows, bars, record.meta.trials) for v in record.meta.versions}
+
+
+def missing_pairs(record: Record) -> list[tuple[Row, int]]:
+    """(row, trial) pairs some version has no run for, in dataset order."""
+    rows = [Row.model_validate(r) for r in record.rows]
+    have: dict[tuple[str, int], set[str]] = {}
+    for r in record.runs:
+        have.setdefault((r.row_id, r.trial), set()).add(r.version)
+    want = set(record.meta.versions)
+    return [(row, t) for row in rows for t in range(record.meta.trials) if have.get((row.id, t), set()) < want]
+
+
+def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, path: Path,
+            agents: list[AgentSpec], evaluators: list[dict]) -> bool:
+    """Run the pairs into the record, checkpointing to path as runs finish. False: interrupted."""
+    from evals.record import save_record
+
+    last_save = [time.monotonic()]
+
+    def on_runs(runs: list[RunResult]) -> None:
+        record.runs.extend(runs)
+        if time.monotonic() - last_save[0] > CHECKPOINT_EVERY_S:
+            save_record(record, path)
+            last_save[0] = time.monotonic()
+
+    plan = Plan(pairs, hints=duration_hints(path.parent, record.meta.version))
+    return asyncio.run(run_plan(f"{name_of(agents[0].target)}", agents, plan, evaluators, settings, on_runs))
+
+
+__all__ = ["DEFAULT_AGENT", "DEFAULT_DATASET", "AgentSpec", "agents_for", "agents_from_meta", "execute",
+           "load_rows_for", "missing_pairs", "new_record", "summarise_record"]
