@@ -11,7 +11,7 @@ import sys
 
 from evals.errors import ConfigError
 
-from .client import ask_agent
+from .client import ask_agent, close_sync_connections
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        close_sync_connections()  # a stdio server left open is torn down outside its loop: a traceback
     if a.json:
         print(turn.to_json())
         return 0 if turn.error is None else 1

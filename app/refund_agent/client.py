@@ -61,6 +61,14 @@ def forget_connection(hardened: bool, transport: str) -> None:
     _connections.get(asyncio.get_running_loop(), {}).pop((hardened, transport), None)
 
 
+async def close_connections() -> None:
+    """Close this loop's MCP connections. A stdio connection left open when the process exits
+    is torn down by the garbage collector outside its loop ("no running event loop")."""
+    for fut in list(_connections.pop(asyncio.get_running_loop(), {}).values()):
+        if fut.done() and not fut.cancelled() and fut.exception() is None:
+            await fut.result().close()
+
+
 def _as_turns(message_or_turns: str | Sequence[str]) -> list[str]:
     turns = [message_or_turns] if isinstance(message_or_turns, str) else list(message_or_turns)
     if not turns or not all(isinstance(t, str) and t.strip() for t in turns):
@@ -213,6 +221,12 @@ class _BackgroundLoop:
 
 
 _background = _BackgroundLoop()
+
+
+def close_sync_connections() -> None:
+    """Close the connections ask_agent opened (call before exit when using stdio)."""
+    if _background._loop is not None:
+        _background.run(close_connections())
 
 
 def ask_agent(message_or_turns: str | Sequence[str], version: str | Version, *, model: str | None = None,

@@ -136,5 +136,6 @@ def target_for(transport: str, hardened: bool):
         # The MCP SDK passes a child only a safe subset of the environment; forward ours
         # (NORTHWIND_FAULT among them) explicitly.
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "NORTHWIND_FAULT")}
+        env["FASTMCP_LOG_LEVEL"] = os.environ.get("FASTMCP_LOG_LEVEL", "WARNING")  # no start-up banner per run
         return StdioTransport(command=sys.executable, args=args, env=env, keep_alive=False)
     raise ValueError(f"unknown transport {transport!r} (memory or stdio)")

@@ -1,0 +1,1 @@
+"""Example agents gated with the same command as the Northwind one (see examples/faq_bot)."""

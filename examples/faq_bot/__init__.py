@@ -1,0 +1,87 @@
+"""A tiny FAQ bot: the smallest agent the gate can run that is not the Northwind one.
+
+One tool, `search_faq`, over an in-module FAQ; no server, no model, deterministic. It is an
+evals Target as it stands: `async target(inputs, seed) -> Turn`, named by its import path:
+
+    python evals/regression.py --agent examples.faq_bot:target \\
+        --dataset examples/faq_bot/dataset.jsonl --thresholds examples/faq_bot/thresholds.toml
+
+`broken_target` is the same bot with a regression (it answers from memory instead of
+searching, and gets facts wrong); the same command with it exits 1.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evals.target import user_turns
+from evals.turn import Message, ToolCall, Turn
+
+FAQ = {
+    "returns": ("How long do I have to return an item?",
+                "You can return an item within 30 days of delivery for a full refund."),
+    "shipping": ("How long does shipping take?",
+                 "Standard shipping takes 3 to 5 business days; express takes 1 business day."),
+    "hours": ("When is support open?", "Support is open Monday to Friday, 9:00 to 17:00 CET."),
+    "warranty": ("Is there a warranty?", "Every product has a 2-year warranty against defects."),
+    "payment": ("Which payment methods do you accept?", "We accept credit cards, PayPal and bank transfer."),
+    "password": ("How do I reset my password?",
+                 "Use 'Forgot password' on the sign-in page; the reset link is valid for 24 hours."),
+    "cancel": ("Can I cancel an order?", "Orders can be cancelled until they ship, from your account page."),
+    "international": ("Do you ship abroad?", "We ship to every EU country; outside the EU we do not ship yet."),
+}
+_STOP = {"a", "an", "the", "i", "my", "do", "you", "is", "to", "can", "how", "what", "of", "for", "it",
+         "and", "or", "in", "on", "does", "there", "your", "me", "when", "which", "long", "much", "have"}
+_SMALLTALK = {"hi", "hello", "hey", "thanks", "thank", "bye", "goodbye", "that", "all", "s", "ok", "great", "there"}
+
+
+def _words(text: str) -> set[str]:
+    words = set(re.findall(r"[a-z]+", text.lower())) - _STOP
+    return words | {w[:-1] for w in words if w.endswith("s") and len(w) > 3}  # "returns" ~ "return"
+
+
+def search_faq(query: str) -> list[dict[str, str]]:
+    """The tool: FAQ entries sharing a content word with the query, best first (at most 2)."""
+    q = _words(query)
+    scored = []
+    for key, (question, answer) in FAQ.items():
+        score = 2 * len(q & (_words(question) | {key})) + len(q & _words(answer))  # the question weighs more
+        if score:
+            scored.append((-score, key, {"id": key, "question": question, "answer": answer}))
+    return [entry for *_, entry in sorted(scored)[:2]]
+
+
+def _reply(text: str, calls: list[ToolCall]) -> str:
+    if not _words(text) - _SMALLTALK:  # nothing to look up
+        return "You're welcome! Anything else about our shop?" if "thank" in text.lower() else "Hello! Ask me anything about our shop."
+    hits = search_faq(text)
+    calls.append(ToolCall(name="search_faq", arguments={"query": text}, result={"ok": True, "results": hits}))
+    if not hits:
+        return "I could not find that in our FAQ; a colleague from support will follow up."
+    return hits[0]["answer"]
+
+
+async def target(inputs: dict[str, Any], seed: int) -> Turn:
+    """One conversation: each user message is answered from the best FAQ hit."""
+    messages, calls = [], []
+    for text in user_turns(inputs):
+        messages += [Message(role="user", content=text), Message(role="assistant", content=_reply(text, calls))]
+    return Turn(version="faq-bot", model="rules", seed=seed, answer=messages[-1].content, messages=messages,
+                tool_calls=calls)
+
+
+target.name = "faq-bot"
+target.model = "rules"
+target.tool_names = frozenset({"search_faq"})
+
+
+async def broken_target(inputs: dict[str, Any], seed: int) -> Turn:
+    """A regression: answers from memory (no search) and gets the return window wrong."""
+    turns = user_turns(inputs)
+    answer = "Returns are accepted within 14 days. For anything else, mail help@example.com."
+    messages = [m for t in turns for m in (Message(role="user", content=t), Message(role="assistant", content=answer))]
+    return Turn(version="faq-bot-broken", model="rules", seed=seed, answer=answer, messages=messages)
+
+
+broken_target.name = "faq-bot-broken"
+broken_target.tool_names = frozenset({"search_faq"})
