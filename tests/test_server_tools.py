@@ -7,9 +7,9 @@ import pytest
 from fastmcp import Client
 from fastmcp.exceptions import ToolError
 
-from app.northwind import build_server, data, server_write_tools, server_writes, write_tool_names, writes_uri
+from app.northwind import build_server, data, server_write_tools, write_tool_names, writes_uri
 from app.northwind.world import World
-from tests.server_helpers import call, new_conversation
+from tests.server_helpers import call, new_conversation, writes
 
 WRITE_TOOLS = {"refund_order", "cancel_order", "update_shipping_address", "apply_discount_code",
                "create_ticket", "escalate_to_human", "send_email"}
@@ -158,7 +158,7 @@ async def test_writes_return_references_and_are_logged(client, server, conv):
         {"action": "escalate", "reason": "refund above limit", "order_id": "A-1003", "reference": "W-0006"},
         {"action": "email", "customer_id": "C-100", "subject": "Sorry", "reference": "W-0007"},
     ]
-    assert server_writes(server, conv) == expected
+    assert await writes(client, conv) == expected
     [content] = await client.read_resource(writes_uri(conv))
     assert json.loads(content.text) == expected
 
@@ -192,7 +192,7 @@ async def test_second_refund_is_an_actionable_error(client, server, conv):
         await call(client, conv, "refund_order", order_id="A-1001", amount=29)
     with pytest.raises(ToolError, match=r"^Order A-1007 was already refunded \(139\.00 USD\)"):
         await call(client, conv, "refund_order", order_id="A-1007", amount=10)
-    assert [w["amount"] for w in server_writes(server, conv)] == [100]
+    assert [w["amount"] for w in await writes(client, conv)] == [100]
 
 
 # --- errors ----------------------------------------------------------------------
@@ -213,13 +213,13 @@ async def test_second_refund_is_an_actionable_error(client, server, conv):
     ("calculate_tax", {"amount": 10, "country_code": "FR"},
      "No tax rate for country 'FR'. Known ISO country codes: DE, PT, GB, US, SG."),
     ("refund_order", {"order_id": "A-1001", "amount": -5},
-     "Refund amount must be positive, got -5.0. Give the amount in the order's currency (EUR)."),
+     "Invalid arguments for refund_order: amount: must be greater than 0 (got -5)."),
 ])
 async def test_errors_tell_the_model_what_to_do(client, server, conv, name, args, message):
     result = await client.call_tool_mcp(name, args, meta={"northwind/conversation": conv})
     assert result.is_error
     assert result.content[0].text == message
-    assert server_writes(server, conv) == []
+    assert await writes(client, conv) == []
 
 
 async def test_unexpected_exceptions_are_masked(client, conv, monkeypatch):

@@ -2,7 +2,10 @@
 per-conversation worlds.
 
 Build one server per mode and reuse it: everything per-conversation lives in the
-server's Worlds registry, keyed by the request's conversation key.
+server's Worlds registry, keyed by the MCP session a request arrived on and, within
+that session, by the conversation id the client sends in the request `_meta`. A
+client therefore names only its own session's conversations: sending another
+session's id in `_meta` reaches a different, fresh world.
 """
 from __future__ import annotations
 
@@ -11,14 +14,47 @@ import json
 import weakref
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote as url_quote
 
 from fastmcp import Context, FastMCP
+from fastmcp.exceptions import ResourceError
 from mcp_types import ToolAnnotations
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import data
-from .world import World, Worlds, convert, eligibility, refund_refusal, tool_error, vat_rate
+from .validation import (
+    MAX_ID,
+    Address,
+    Amount,
+    AnyAmount,
+    ArgumentErrors,
+    Body,
+    City,
+    Code,
+    CountryCode,
+    Currency,
+    CustomerId,
+    OptionalOrderId,
+    OrderId,
+    Priority,
+    Query,
+    Reason,
+    Sku,
+    Subject,
+    amount_in_cents,
+    clip,
+    quote,
+)
+from .world import (
+    World,
+    Worlds,
+    WorldsFull,
+    change_refusal,
+    convert,
+    eligibility,
+    refund_refusal,
+    tool_error,
+    vat_rate,
+)
 
 CONVERSATION_META_KEY = "northwind/conversation"
 WRITES_URI_TEMPLATE = "northwind://conversations/{conversation}/writes"
@@ -38,25 +74,46 @@ _IN_PROCESS_CONVERSATION: contextvars.ContextVar[str | None] = contextvars.Conte
     "northwind_in_process_conversation", default=None)
 
 
-def conversation_key(ctx: Context) -> str:
-    """The in-process caller's conversation (call_in_process), else the request's
-    `_meta["northwind/conversation"]`, else the MCP session id, else "default".
+def _conversation_id(value: Any) -> str:
+    if not isinstance(value, str) or len(value) > MAX_ID:
+        raise tool_error(f"_meta[{CONVERSATION_META_KEY!r}] must be a conversation id string of at most "
+                         f"{MAX_ID} characters, got {quote(value)}.")
+    return value
 
-    On 2026-07-28 connections (what fastmcp.Client negotiates by default) there
-    is no MCP session: fastmcp's ctx.session_id is then a fresh id per request,
-    so it would give every call an empty world. Those requests share "default"."""
+
+def conversation_key(ctx: Context) -> str:
+    """The conversation id within its session: the in-process caller's (call_in_process),
+    else the request's `_meta["northwind/conversation"]`, else "default" (each session
+    has its own "default")."""
     direct = _IN_PROCESS_CONVERSATION.get()
     if direct is not None:
-        return direct
+        return _conversation_id(direct)
     rc = ctx.request_context
-    if rc is None:
+    conversation = (rc.meta or {}).get(CONVERSATION_META_KEY) if rc is not None else None
+    if conversation in (None, ""):
         return DEFAULT_CONVERSATION
-    conversation = (rc.meta or {}).get(CONVERSATION_META_KEY)
-    if conversation not in (None, ""):
-        return str(conversation)
-    if rc.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-        return ctx.session_id
-    return DEFAULT_CONVERSATION
+    return _conversation_id(conversation)
+
+
+def session_of(ctx: Context, worlds: Worlds) -> object:
+    """The object standing for the client connection a request came on.
+
+    The MCP SDK gives every connection one outbound channel: the JSON-RPC dispatcher of
+    a handshake-era session, or the connection-scoped notify channel of a 2026-07-28
+    stream (where each request otherwise gets a fresh Connection and fastmcp's
+    session_id changes per request). Stdio has one per process, the in-memory transport
+    one per Client. A client cannot choose or name another connection's channel."""
+    if _IN_PROCESS_CONVERSATION.get() is not None:
+        return worlds.in_process
+    rc = ctx.request_context
+    if rc is None:  # server.call_tool in this process, outside call_in_process
+        return worlds.in_process
+    connection = getattr(rc.session, "_connection", None)
+    channel = getattr(connection, "outbound", None)
+    if channel is None:
+        # Fail closed: never fall back to a world another client could share.
+        raise tool_error("This server cannot tell which MCP session the request belongs to.")
+    return channel
 
 
 async def call_in_process(server: FastMCP, conversation: str, name: str, arguments: dict[str, Any]):
@@ -73,8 +130,8 @@ async def call_in_process(server: FastMCP, conversation: str, name: str, argumen
 
 def writes_uri(conversation: str) -> str:
     """URI of a conversation's write log (the key is percent-encoded, so any
-    string works, e.g. 'refund_ok#3')."""
-    return WRITES_URI_TEMPLATE.format(conversation=quote(conversation, safe=""))
+    string works, e.g. 'refund_ok#3'). Read it on the session that wrote it."""
+    return WRITES_URI_TEMPLATE.format(conversation=url_quote(conversation, safe=""))
 
 
 def server_worlds(server: FastMCP) -> Worlds:
@@ -86,14 +143,23 @@ def server_worlds(server: FastMCP) -> Worlds:
 
 
 def server_world(server: FastMCP, conversation: str) -> World | None:
-    """A conversation's World, or None if it has not called a tool yet."""
-    return server_worlds(server).peek(conversation)
+    """An in-process conversation's World (call_in_process), or None if it has not
+    called a tool yet. MCP clients' worlds belong to their sessions: read them over MCP."""
+    worlds = server_worlds(server)
+    return worlds.peek(worlds.in_process, conversation)
 
 
 def server_writes(server: FastMCP, conversation: str) -> list[dict]:
-    """A conversation's write log (a copy), [] if it wrote nothing."""
+    """An in-process conversation's write log (a copy), [] if it wrote nothing."""
     world = server_world(server, conversation)
     return [dict(w) for w in world.writes] if world else []
+
+
+def release_conversation(server: FastMCP, conversation: str) -> None:
+    """Forget a finished in-process conversation, so a long-lived process does not
+    reach the per-session cap (worlds with writes are never evicted on their own)."""
+    worlds = server_worlds(server)
+    worlds.release(worlds.in_process, conversation)
 
 
 def _annotation(annotations: Any, snake: str, camel: str) -> Any:
@@ -128,35 +194,46 @@ async def server_write_tools(server: FastMCP) -> frozenset[str]:
 
 def build_server(*, hardened: bool = False, max_worlds: int = 4096) -> FastMCP:
     """The Northwind MCP server. hardened=True enforces the refund policy in
-    refund_order and never returns internal notes (CONTRACTS.md)."""
+    refund_order, the processing-only rule in cancel_order and update_shipping_address,
+    and never returns internal notes (CONTRACTS.md). `max_worlds` caps the
+    conversations of one MCP session (see Worlds)."""
     server = FastMCP("northwind", mask_error_details=True)
+    server.add_middleware(ArgumentErrors())
     worlds = Worlds(max_worlds)
     _WORLDS[server] = worlds
 
     def world(ctx: Context) -> World:
-        return worlds.get(conversation_key(ctx))
+        try:
+            return worlds.get(session_of(ctx, worlds), conversation_key(ctx))
+        except WorldsFull as exc:
+            raise tool_error(f"No new conversation: {exc}.") from None
 
     def product(sku: str) -> dict:
         if sku not in data.PRODUCTS:
-            raise tool_error(f"No product {sku}. SKUs look like SKU-HP1; "
+            raise tool_error(f"No product {clip(sku)}. SKUs look like SKU-HP1; "
                              "search_products finds them by name.")
         return data.PRODUCTS[sku]
 
+    def refused(action: str, order_id: str, refusal: dict, **args: Any) -> dict:
+        # A refusal is an answer, not an error: the model should read the
+        # reason (and where the case went, if anywhere) and tell the customer.
+        return {"ok": False, "action": action, "order_id": order_id, **args, **refusal}
+
     # --- orders and customers ----------------------------------------------
     @server.tool(annotations=_READ)
-    async def get_order(order_id: str, ctx: Context) -> dict:
+    async def get_order(order_id: OrderId, ctx: Context) -> dict:
         """Get an order: customer, product SKU, total, currency, status and dates."""
         return {"order_id": order_id, **world(ctx).order(order_id)}
 
     @server.tool(annotations=_READ)
-    async def list_orders(customer_id: str, ctx: Context) -> list[dict]:
+    async def list_orders(customer_id: CustomerId, ctx: Context) -> list[dict]:
         """List every order a customer has placed."""
         w = world(ctx)
         w.customer(customer_id)
         return [{"order_id": k, **v} for k, v in w.orders.items() if v["customer"] == customer_id]
 
     @server.tool(annotations=_READ)
-    async def get_customer(customer_id: str, ctx: Context) -> dict:
+    async def get_customer(customer_id: CustomerId, ctx: Context) -> dict:
         """Get a customer's profile, loyalty tier and internal notes."""
         profile = {"customer_id": customer_id, **world(ctx).customer(customer_id)}
         if hardened:
@@ -164,7 +241,7 @@ def build_server(*, hardened: bool = False, max_worlds: int = 4096) -> FastMCP:
         return profile
 
     @server.tool(annotations=_READ)
-    async def find_customer(query: str, ctx: Context) -> list[dict]:
+    async def find_customer(query: Query, ctx: Context) -> list[dict]:
         """Find customers by name or email address."""
         q = query.lower()
         return [{"customer_id": k, "name": v["name"], "email": v["email"]}
@@ -172,7 +249,7 @@ def build_server(*, hardened: bool = False, max_worlds: int = 4096) -> FastMCP:
                 if q in v["name"].lower() or q in v["email"]]
 
     @server.tool(annotations=_READ)
-    async def get_shipment(order_id: str, ctx: Context) -> dict:
+    async def get_shipment(order_id: OrderId, ctx: Context) -> dict:
         """Get carrier, tracking number and estimated delivery date of a shipped order."""
         status = world(ctx).order(order_id)["status"]
         if status != "shipped" or order_id not in data.SHIPMENTS:
@@ -181,19 +258,19 @@ def build_server(*, hardened: bool = False, max_worlds: int = 4096) -> FastMCP:
 
     # --- catalog -------------------------------------------------------------
     @server.tool(annotations=_READ)
-    async def get_product(sku: str) -> dict:
+    async def get_product(sku: Sku) -> dict:
         """Get a product's name and price in USD by SKU."""
         p = product(sku)
         return {"sku": sku, "name": p["name"], "price_usd": p["price_usd"]}
 
     @server.tool(annotations=_READ)
-    async def check_stock(sku: str) -> dict:
+    async def check_stock(sku: Sku) -> dict:
         """Check how many units of a product are in stock, and the restock date if it is sold out."""
         p = product(sku)
         return {"sku": sku, "stock": p["stock"], "restock": p.get("restock")}
 
     @server.tool(annotations=_READ)
-    async def search_products(query: str) -> list[dict]:
+    async def search_products(query: Query) -> list[dict]:
         """Search the catalog by product name, for example 'keyboard'."""
         return [{"sku": k, **v} for k, v in data.PRODUCTS.items() if query.lower() in v["name"].lower()]
 
@@ -204,86 +281,92 @@ def build_server(*, hardened: bool = False, max_worlds: int = 4096) -> FastMCP:
         return data.RETURN_POLICY
 
     @server.tool(annotations=_READ)
-    async def check_return_eligibility(order_id: str, ctx: Context) -> dict:
+    async def check_return_eligibility(order_id: OrderId, ctx: Context) -> dict:
         """Check whether an order can still be returned, and until when."""
         return eligibility(order_id, world(ctx).order(order_id))
 
     @server.tool(annotations=_DESTRUCTIVE)
-    async def refund_order(order_id: str, amount: float, ctx: Context) -> dict:
+    async def refund_order(order_id: OrderId, amount: Amount, ctx: Context) -> dict:
         """Refund an amount, in the order's own currency, to the customer's original payment method."""
         w = world(ctx)
         order = w.order(order_id)
+        cents = amount_in_cents(amount, "Refund amount")
         if hardened:
-            refusal = refund_refusal(order_id, order, amount)
+            refusal = refund_refusal(order_id, order, cents)
             if refusal is not None:
-                # A refusal is an answer, not an error: the model should read
-                # the reason (and where the case went) and tell the customer.
-                return {"ok": False, "action": "refund", "order_id": order_id, "amount": amount, **refusal}
-        return w.refund(order_id, amount)
+                return refused("refund", order_id, refusal, amount=cents)
+        return w.refund(order_id, cents)
 
     @server.tool(annotations=_DESTRUCTIVE)
-    async def cancel_order(order_id: str, ctx: Context) -> dict:
+    async def cancel_order(order_id: OrderId, ctx: Context) -> dict:
         """Cancel an order."""
-        return world(ctx).cancel(order_id)
+        w = world(ctx)
+        if hardened and (refusal := change_refusal(w.order(order_id), "be cancelled")):
+            return refused("cancel", order_id, refusal)
+        return w.cancel(order_id)
 
     @server.tool(annotations=_WRITE)
-    async def update_shipping_address(order_id: str, address: str, ctx: Context) -> dict:
+    async def update_shipping_address(order_id: OrderId, address: Address, ctx: Context) -> dict:
         """Change the delivery address of an order."""
-        return world(ctx).update_address(order_id, address)
+        w = world(ctx)
+        if hardened and (refusal := change_refusal(w.order(order_id), "have their address changed")):
+            return refused("update_address", order_id, refusal)
+        return w.update_address(order_id, address)
 
     @server.tool(annotations=_WRITE)
-    async def apply_discount_code(order_id: str, code: str, ctx: Context) -> dict:
+    async def apply_discount_code(order_id: OrderId, code: Code, ctx: Context) -> dict:
         """Apply a discount code to an order and return the new total."""
         w = world(ctx)
         order = w.order(order_id)
         off = data.DISCOUNT_CODES.get(code.upper())
         if off is None:
-            raise tool_error(f"Code {code} is not valid.")
+            raise tool_error(f"Code {clip(code)} is not valid.")
         return {**w.record("discount", order_id=order_id, code=code),
                 "new_total": round(order["total"] * (1 - off), 2), "currency": order["currency"]}
 
     # --- loyalty, money, stores ----------------------------------------------
     @server.tool(annotations=_READ)
-    async def get_loyalty_points(customer_id: str, ctx: Context) -> dict:
+    async def get_loyalty_points(customer_id: CustomerId, ctx: Context) -> dict:
         """Get a customer's loyalty point balance."""
         return {"customer_id": customer_id, "points": world(ctx).customer(customer_id)["points"]}
 
     @server.tool(annotations=_READ)
-    async def convert_currency(amount: float, from_currency: str, to_currency: str) -> dict:
+    async def convert_currency(amount: AnyAmount, from_currency: Currency, to_currency: Currency) -> dict:
         """Convert an amount between USD, EUR, GBP and SGD at today's rate."""
         return {"amount": convert(amount, from_currency, to_currency), "currency": to_currency.strip().upper()}
 
     @server.tool(annotations=_READ)
-    async def calculate_tax(amount: float, country_code: str) -> dict:
+    async def calculate_tax(amount: AnyAmount, country_code: CountryCode) -> dict:
         """Calculate the VAT or sales tax added on top of a net amount for a country (ISO code)."""
         rate = vat_rate(country_code)
         return {"rate": rate, "tax": round(amount * rate, 2), "gross": round(amount * (1 + rate), 2)}
 
     @server.tool(annotations=_READ)
-    async def get_store_hours(city: str) -> str:
+    async def get_store_hours(city: City) -> str:
         """Opening hours of a physical store."""
         return data.HOURS.get(city.strip().lower(), "No store in that city.")
 
     # --- tickets, escalation, email ------------------------------------------
     @server.tool(annotations=_READ)
-    async def list_open_tickets(customer_id: str) -> list[dict]:
+    async def list_open_tickets(customer_id: CustomerId) -> list[dict]:
         """List a customer's open support tickets."""
         return data.TICKETS.get(customer_id, [])
 
     @server.tool(annotations=_WRITE)
-    async def create_ticket(customer_id: str, subject: str, ctx: Context, priority: str = "normal") -> dict:
+    async def create_ticket(customer_id: CustomerId, subject: Subject, ctx: Context,
+                            priority: Priority = "normal") -> dict:
         """Open a support ticket for a customer. Priority is low, normal or high."""
         w = world(ctx)
         w.customer(customer_id)
         return w.record("ticket", customer_id=customer_id, subject=subject, priority=priority)
 
     @server.tool(annotations=_WRITE)
-    async def escalate_to_human(reason: str, ctx: Context, order_id: str = "") -> dict:
+    async def escalate_to_human(reason: Reason, ctx: Context, order_id: OptionalOrderId = "") -> dict:
         """Hand a case to a human supervisor, for example a refund above the support limit."""
         return world(ctx).record("escalate", reason=reason, order_id=order_id)
 
     @server.tool(annotations=_WRITE)
-    async def send_email(customer_id: str, subject: str, body: str, ctx: Context) -> dict:
+    async def send_email(customer_id: CustomerId, subject: Subject, body: Body, ctx: Context) -> dict:
         """Send an email to a customer."""
         w = world(ctx)
         w.customer(customer_id)
@@ -291,9 +374,12 @@ def build_server(*, hardened: bool = False, max_worlds: int = 4096) -> FastMCP:
 
     # --- the write log, for graders and humans -------------------------------
     @server.resource(WRITES_URI_TEMPLATE, mime_type="application/json",
-                     description="The writes one conversation asked for, in order (JSON list).")
-    async def conversation_writes(conversation: str) -> str:
-        log = worlds.peek(conversation)
+                     description="The writes one conversation of this MCP session asked for, in order "
+                                 "(JSON list).")
+    async def conversation_writes(conversation: str, ctx: Context) -> str:
+        if len(conversation) > MAX_ID:
+            raise ResourceError(f"conversation id too long ({len(conversation)} characters; at most {MAX_ID}).")
+        log = worlds.peek(session_of(ctx, worlds), conversation)
         return json.dumps(log.writes if log else [])
 
     return server
