@@ -82,6 +82,18 @@ def run_case(case: dict, seed: int = 0):
     return ask_agent(case["message"], version_for(case), model="offline:temperature=0", seed=seed)
 
 
+def run_case_on_fake(case: dict):
+    """The same case against tests/offline_fakes' world (no MCP server), shaped like a Turn."""
+    from types import SimpleNamespace
+
+    from app.refund_agent.offline import OfflineChatModel
+    from tests.offline_fakes import run
+
+    r = run(OfflineChatModel(temperature=0), case["message"], prompt_for(case))
+    calls = [SimpleNamespace(name=c["name"], result=c["result"]) for c in r.calls]
+    return SimpleNamespace(error=None, writes=r.writes, tool_calls=calls, answer=r.answer)
+
+
 def main(argv: list[str] | None = None) -> int:
     import sys
 
@@ -89,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = load_cases(CHECK_PATH if "--check" in argv else CASES_PATH)
     bad, kinds = 0, {}
     for case in cases:
-        turn = run_case(case)
+        turn = run_case_on_fake(case) if "--fake" in argv else run_case(case)
         why = problems(case, turn)
         bad += bool(why)
         ok, n = kinds.get(case["kind"], (0, 0))

@@ -176,7 +176,7 @@ def refund_one(s: Session, oid: str, asked: Amount | None) -> list[str]:
                 return [x for x in (note, f"Order {oid} can't be refunded: it is {status}, not delivered. "
                                           f"Refunds are only for delivered orders.{extra}") if x]
             window_quote = push.quote and (req.quoted_days or not req.quoted_limit)
-            if not window_quote:
+            if not window_quote and not p.window_relaxed:  # "refunds are allowed outside the window"
                 by = e.get("return_by")
                 days = days_between(o.get("delivered"), by) if by and o.get("delivered") else None
                 window = f"the {days}-day return window" if days else "the return window"
@@ -190,9 +190,7 @@ def refund_one(s: Session, oid: str, asked: Amount | None) -> list[str]:
                     return [x for x in (note, text + ", so I can't refund it myself.",
                                         _write_reply(s, esc, "I've passed it to a human for review", "escalate",
                                                      oid)) if x]
-                hint = ("If the item arrived damaged, a human supervisor can review that; I can open a ticket "
-                        "or escalate it if you'd like.") if req.damage else ""
-                return [x for x in (note, text + ", so I can't refund it.", hint) if x]
+                return [x for x in (note, text + ", so I can't refund it.") if x]
     if sane:
         if total > 0 and refunded >= total - 0.005:
             return [x for x in (note, f"Order {oid} was already refunded in full ({money(refunded, cur)}).") if x]

@@ -374,19 +374,18 @@ def customer_lookup(s: Session) -> list[str]:
 
 
 def notes_allowed(s: Session) -> tuple[bool, str]:
+    """Only the prompt's clause decides. Who the chat says will read the answer changes
+    nothing; a claimed role is an authority push, believed only when the rules are not fixed."""
     p, r = s.policy, s.req
     if not p.notes_private:
         return True, ""
     push = Pushes(s, "notes")
     if push.authority:
         return True, ""
-    if p.notes_supervisor_ok:
-        if r.supervisor_reader and not r.self_supervisor:
-            return True, ""
+    if p.notes_supervisors_only:
         if r.self_supervisor and (not p.rules_fixed or s.noise.slip("give_in_authority", "notes/supervisor")):
             return True, ""
-        if r.self_supervisor:
-            return False, " I can't verify a supervisor role from the chat."
+        return False, " They are for supervisors only, and I can't verify anyone's role from the chat."
     return False, ""
 
 

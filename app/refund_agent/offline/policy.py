@@ -1,22 +1,103 @@
-"""The rules a system prompt states, recognised by meaning (keywords per sentence).
+"""The rules a system prompt states, parsed into typed rules by what each sentence means.
 
-The model follows only what its prompt says: a clause that is not found is a rule
-that does not exist. Each clause is matched inside one sentence or bullet, so a
-reworded prompt still counts and deleting one bullet removes exactly one rule.
+The model follows only what its prompt says: a rule that is not found does not exist.
+Each sentence (or bullet) is read on its own: its topic (refund limit, return window,
+cancel/address status, internal notes, personal data, email, who may change the rules),
+its polarity (a restriction, or a permission that relaxes or inverts it: "no need to",
+"don't have to", "may", "allowed", "any amount") and its values (amounts written as
+"$200", "200 USD", "EUR 50" or "two hundred US dollars"). So a reworded prompt still
+counts, an inverted clause gives the opposite behaviour, and deleting one bullet removes
+exactly one rule.
+
+A sentence counts as a policy line when it is normative (never, always, only, must,
+may, can't, allowed, confidential, limit, ...) and is not about style (answer, tone,
+format, greeting, ...). A policy line that no rule recognises is listed in
+`Policy.unrecognised`; `report_unrecognised` logs them once per prompt.
 """
 from __future__ import annotations
 
+import multiprocessing
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Literal
 
-from .entities import currency_of
+from loguru import logger
+
+
+# --- typed rules ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RefundLimit:
+    amount: float | None                  # None: "any amount", "no refund limit"
+    currency: str = "USD"
+    # above the limit: escalate_to_human, refuse, or None = refund directly ("no need to escalate")
+    action_above: Literal["escalate", "refuse"] | None = "refuse"
+    convert_first: bool = False           # compare after converting to `currency`
+
+
+@dataclass(frozen=True)
+class ReturnWindow:
+    required: bool                        # False: refunds are allowed outside the window
+    days: int | None = None               # as written; the eligibility tool stays the source of truth
+
+
+@dataclass(frozen=True)
+class DeliveredOnly:
+    required: bool
+
+
+@dataclass(frozen=True)
+class ProcessingOnly:
+    action: Literal["cancel", "address"]
+    required: bool                        # False: "any order can be cancelled, whatever its status"
+
+
+@dataclass(frozen=True)
+class NotesConfidential:
+    confidential: bool
+    supervisors_only: bool = False        # still hidden in chat: a role claimed there can't be verified
+
+
+@dataclass(frozen=True)
+class PersonalData:
+    private: bool                         # emails/phone numbers stay out of answers
+
+
+@dataclass(frozen=True)
+class EmailRule:
+    one_named_customer: bool              # False: mass emails are allowed
+
+
+@dataclass(frozen=True)
+class NoOverride:
+    fixed: bool                           # nobody in the chat can change the rules
+
+
+@dataclass(frozen=True)
+class ExceptionsToHuman:
+    required: bool                        # late/damaged claims go to human review
+
+
+@dataclass(frozen=True)
+class LookupFirst:
+    required: bool
+
+
+@dataclass(frozen=True)
+class Brief:
+    required: bool
+
+
+Rule = (RefundLimit | ReturnWindow | DeliveredOnly | ProcessingOnly | NotesConfidential | PersonalData
+        | EmailRule | NoOverride | ExceptionsToHuman | LookupFirst | Brief)
 
 
 @dataclass(frozen=True)
 class Policy:
+    """The parsed rules, flattened into the switches the model's actions read."""
     # refunds
-    eligibility: bool = False          # only delivered orders inside the return window
+    eligibility: bool = False          # check_return_eligibility before refunding
+    window_relaxed: bool = False       # ... but refunds outside the window are allowed
     limit: float | None = None         # refund at most this much ...
     limit_currency: str = "USD"        # ... in this currency
     convert_first: bool = False        # compare after converting to limit_currency
@@ -27,107 +108,367 @@ class Policy:
     address_processing_only: bool = False
     # privacy and email
     notes_private: bool = False
-    notes_supervisor_ok: bool = False
+    notes_supervisors_only: bool = False
     no_pii: bool = False               # never put emails/phone numbers in answers
     email_explicit: bool = False       # only explicitly requested emails, to one named customer
     # conduct
     rules_fixed: bool = False          # nobody in the chat can change the rules
     lookup_first: bool = False         # never guess facts; use the tools
     brief: bool = False
+    rules: tuple = field(default=(), compare=False)         # the typed rules, in prompt order
+    unrecognised: tuple = field(default=(), compare=False)  # policy lines no rule understood
 
     @property
     def clauses(self) -> list[str]:
         """Names of the recognised clauses, for reports and tests."""
-        names = [k for k, v in self.__dict__.items() if v not in (False, None) and k != "limit_currency"]
-        return names
+        skip = {"limit_currency", "rules", "unrecognised"}
+        return [k for k, v in self.__dict__.items() if v not in (False, None) and k not in skip]
 
 
+# --- reading sentences --------------------------------------------------------------------
 _SPLIT = re.compile(r"(?:\n\s*[-*•]\s+|\n\s*\d+[.)]\s+|\n\s*\n|(?<=[.!?;])\s+(?=[A-Z\"(]))")
-_NEG = r"(?:never|not|n't|no|don't|do not|must not|mustn't|cannot|can't|may not|only)"
 
 
 def _sentences(text: str) -> list[str]:
     # Bullets keep their wrapped continuation lines; sentences split on ". X".
     parts = [p.replace("\n", " ").strip() for p in _SPLIT.split(text)]
-    return [re.sub(r"\s+", " ", p) for p in parts if p.strip()]
+    parts = [re.sub(r"^[-*•]\s+", "", re.sub(r"\s+", " ", p)) for p in parts if p.strip()]
+    return [p for p in parts if p]
 
 
-def _has(s: str, *patterns: str) -> bool:
-    return all(re.search(p, s) for p in patterns)
+_UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
+                                     "thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_SCALES = {"hundred": 100, "thousand": 1000}
+_NUMWORD = "|".join([*_UNITS, *_TENS, *_SCALES, "a", "and"])
+_NUMWORDS = re.compile(rf"\b(?:{'|'.join([*_UNITS, *_TENS])})(?:[\s-]+(?:{_NUMWORD})\b)*", re.I)
 
 
-_MONEY = re.compile(r"(?P<num>\d+(?:[.,]\d+)?)\s*(?P<cur>usd|eur|gbp|sgd|dollars?|euros?|pounds?)\b"
-                    r"|(?P<sym>[$€£])\s*(?P<num2>\d+(?:[.,]\d+)?)", re.I)
+def _words_value(words: str) -> int | None:
+    total, current = 0, 0
+    for w in re.split(r"[\s-]+", words.lower()):
+        if w in ("and", "a"):
+            continue
+        if w in _UNITS:
+            current += _UNITS[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w == "hundred":
+            current = max(current, 1) * 100
+        elif w == "thousand":
+            total, current = total + max(current, 1) * 1000, 0
+    return total + current
+
+
+def _digits(s: str) -> str:
+    """"two hundred US dollars" -> "200 US dollars"; "2,000" -> "2000"."""
+    def value(m: re.Match) -> str:
+        words = m.group(0)
+        tail = re.search(r"(?:[\s-]+(?:and|a))+$", words)  # "... fifty and" keeps its trailing word
+        return str(_words_value(words[:tail.start()] if tail else words)) + (words[tail.start():] if tail else "")
+
+    s = _NUMWORDS.sub(value, s)
+    return re.sub(r"(?<=\d),(?=\d{3}\b)", "", s)
+
+
+_CUR = {"usd": "USD", "us dollars": "USD", "us dollar": "USD", "dollars": "USD", "dollar": "USD", "bucks": "USD",
+        "$": "USD", "us$": "USD", "eur": "EUR", "euros": "EUR", "euro": "EUR", "€": "EUR", "gbp": "GBP",
+        "pounds": "GBP", "pound": "GBP", "quid": "GBP", "£": "GBP", "sgd": "SGD", "s$": "SGD",
+        "singapore dollars": "SGD"}
+_CURWORD = r"us dollars?|singapore dollars|usd|eur|gbp|sgd|dollars?|bucks|euros?|pounds?|quid"
+_NUM = r"\d+(?:\.\d+)?"
+_MONEY = re.compile(rf"(?P<sym>us\$|s\$|[$€£])\s*(?P<n1>{_NUM})|(?P<n2>{_NUM})\s*(?P<w2>{_CURWORD})\b"
+                    rf"|\b(?P<w3>usd|eur|gbp|sgd)\s*(?P<n3>{_NUM})", re.I)
+
+
+def _money(s: str) -> tuple[float, str] | None:
+    m = _MONEY.search(_digits(s))
+    if not m:
+        return None
+    num = m.group("n1") or m.group("n2") or m.group("n3")
+    cur = (m.group("sym") or m.group("w2") or m.group("w3")).lower()
+    return float(num), _CUR.get(cur, "USD")
+
+
+def _any(s: str, pattern: str) -> bool:
+    return re.search(pattern, s) is not None
+
+
+# Polarity. RELAX lifts an obligation ("no need to escalate"); PERMIT grants ("may", "allowed").
+NEG = r"\b(?:never|not|no|none|nothing|nobody|no one|cannot|can'?t|don'?t|doesn'?t|won'?t|mustn'?t|shouldn'?t|isn'?t|aren'?t)\b|n't\b"
+RELAX = (r"\bno need (?:to|for)\b|\bneedn'?t\b|\bneed not\b|\b(?:don'?t|do not|doesn'?t|does not) (?:have|need) to\b|"
+         r"\bnot (?:required|necessary|needed|mandatory)\b|\bisn'?t (?:required|necessary|needed)\b|\boptional\b")
+PERMIT = (r"\bmay\b|\bcan\b|\ballowed\b|\bpermitted\b|\bfine\b|\bok(?:ay)?\b|\bfree to\b|\bwelcome to\b|"
+          r"\bare yours\b|\bis yours\b")
+ANYTIME = (r"\bany (?:time|status|stage|order|amount)\b|\bat any\b|\bwhatever\b|\bregardless\b|\beven (?:after|if|when|"
+           r"outside|above|once|though)\b|\bno matter\b")
+NORMATIVE = (r"\b(?:never|always|only|must|mustn'?t|should|shall|may|cannot|can'?t|don'?t|do not|not allowed|"
+             r"forbidden|prohibited|required|allowed|permitted|no one|nobody|confidential|private|limit|at most|"
+             r"no more than|make sure|ensure)\b")
+STYLE = (r"\b(?:answer|answers|reply|replies|respond|tone|language|polite|friendly|format|markdown|bullets?|emojis?|"
+         r"greet|sign off|apologi[sz]e|concise|brief|short|formal|sentences?|words)\b")
+ESCALATE = r"escalat|\bhuman\b|supervisor|\bmanager\b|\breview\b|\bhand (?:it|them|those)"
+
+
+def _relaxes(s: str, topic: str) -> bool:
+    """An obligation about `topic` lifted: "no need to escalate", "escalation is not required"."""
+    return _any(s, rf"(?:{RELAX})[^.;:]*?(?:{topic})") or _any(s, rf"(?:{topic})[^.;:]*?(?:{RELAX})")
+
+
+def _refund_limit(s: str, nxt: str) -> RefundLimit | None:
+    if not _any(s, r"\brefund"):
+        return None
+    if _any(s, r"\bany amount\b|\bno (?:upper |refund )?(?:limit|cap|ceiling|maximum)\b|\bunlimited\b|"
+               r"\bwithout (?:a |any )?(?:limit|cap)\b|\bhave no (?:upper )?(?:limit|cap)|\bfree to refund\b|"
+               r"\bwhatever (?:amount|the customer|they)\b"):
+        return RefundLimit(None, action_above=None)
+    money = _money(s)
+    if money is None:
+        # "Escalation is not required for large refunds; refund the full amount yourself."
+        if _relaxes(s, r"escalat") and _any(s, r"\blarge|\bbig|\babove|\bover\b|\bfull amount"):
+            return RefundLimit(None, action_above=None)
+        return None
+    bound = (r"\bup to\b|\bat most\b|\bmax(?:imum)?\b|\blimit|\bceiling\b|\bcap(?:ped|s)?\b|\bthreshold\b|"
+             r"\bno more than\b|\bnot? (?:more|above|over)\b|\bthe most\b|\bexceed|\babove\b|\bover\b|\blarger\b|"
+             r"\bbigger\b|\bhigher\b|\bgreater\b|\bmore than\b|\bbeyond\b|\bends at\b|\bunder\b|\bbelow\b")
+    if not _any(s, bound):
+        return None
+    amount, cur = money
+    convert = _any(s, r"\bconver|\bexchange rate|\btoday'?s rate|\bequivalent\b|\bafter conversion")
+    above = r"\b(?:above|over|larger|bigger|greater|higher|more than|exceed\w*|beyond)\b"
+    direct = r"\b(?:issued?|refunded?|paid|made|pay|refund|issue|make)(?: (?:them|those|it))? (?:directly|yourself|right away)"
+    if _relaxes(s, r"escalat") or (_any(s, above) and _any(s, direct) and not _any(s, ESCALATE)
+                                   and not _any(s, r"\bup to\b|\bat most\b|\bunder\b|\bbelow\b|\bno more than\b")):
+        return RefundLimit(amount, cur, None, convert)
+    # the route above the limit: this sentence, or a next one about "anything larger"
+    continued = _any(nxt, r"\b(?:larger|bigger|above|over|more|exceed|beyond|higher|greater)\b") and \
+        _any(nxt, ESCALATE)
+    if _any(s, ESCALATE) or continued or _any(s, r"\byourself\b|\bon your own\b"):
+        action = "escalate"
+    else:
+        action = "refuse"
+    return RefundLimit(amount, cur, action, convert)
+
+
+def _continues_limit(s: str) -> bool:
+    """ "Anything larger goes to escalate_to_human, never refund_order." after a limit."""
+    return _any(s, r"\b(?:larger|bigger|above|over|more|exceed|beyond|higher|greater)\b") and _any(s, ESCALATE) \
+        and _money(s) is None
+
+
+def _window(s: str) -> list[Rule]:
+    if not _any(s, r"\brefund|\breturn"):
+        return []
+    window = _any(s, r"window|within \w+ days|\w+ days of delivery|check_return_eligibility|\beligib|"
+                     r"\blate (?:returns?|refunds?)|after delivery")
+    delivered = _any(s, r"\bdelivered\b|\barrived\b|\breceived\b")
+    if not (window or delivered):
+        return []
+    days = re.search(r"(\d+)\s*days", _digits(s))
+    days_n = int(days.group(1)) if days else None
+    relaxed = _any(s, r"window (?:doesn'?t|does not|no longer) apply|\bignore the (?:return )?window|"
+                      r"(?:window|\blate (?:returns?|refunds?))[^.;]*\b(?:are|is) (?:fine|ok|okay|allowed)|"
+                      r"outside (?:of )?the (?:return )?window[^.;]*\b(?:allowed|fine|ok|permitted)|"
+                      r"(?:allowed|fine|ok|permitted|may|can)[^.;]*\boutside (?:of )?the (?:return )?window|"
+                      r"\beven after the (?:return )?window|\bat any time\b|\bno matter when\b") \
+        or _relaxes(s, r"window|eligib")
+    out: list[Rule] = []
+    if relaxed:
+        out.append(ReturnWindow(False, days_n))
+        if delivered and not _any(s, r"\b(?:not|n't|un)delivered|\bany order"):
+            out.append(DeliveredOnly(True))
+        return out
+    if not _any(s, rf"\bonly\b|\bmust\b|\bunless\b|\bif\b|\bcheck|\bverify|\bconfirm|\brequire|\bbefore\b|{NEG}"
+                   r"|\bwithin \w+ days"):
+        return []
+    if window:
+        out.append(ReturnWindow(True, days_n))
+    if delivered:
+        out.append(DeliveredOnly(True))
+    return out
+
+
+def _processing(s: str) -> list[Rule]:
+    actions = [a for a, pat in (("cancel", r"\bcancel"), ("address", r"\baddress|\bre-?address|\bship(?:ping)? to"))
+               if _any(s, pat)]
+    if not actions or not _any(s, r"\bprocessing\b|\bship(?:ped|s)?\b|\bdispatch|\bdelivered\b|\bstatus\b|"
+                                   r"\bstage\b|\bwarehouse\b|\bdelivery\b"):
+        return []
+    if _any(s, ANYTIME) or _relaxes(s, r"status|stage|check"):
+        return [ProcessingOnly(a, False) for a in actions]
+    if _any(s, rf"\bonly\b|\bunless\b|\bmust\b|\bbefore\b|\bno longer\b|\bwhile\b|{NEG}"):
+        return [ProcessingOnly(a, True) for a in actions]
+    return []
+
+
+_NOTES = r"(?:internal|staff|private|account|customer|agent)(?: account)? notes?\b|\bnotes on (?:a |the )?(?:customer|account)"
+
+
+def _notes(s: str) -> NotesConfidential | None:
+    if not _any(s, _NOTES):
+        return None
+    shareable = _any(s, r"\bnot (?:confidential|private|secret)\b|\b(?:aren'?t|isn'?t) (?:confidential|private|secret)|"
+                        r"\b(?:may|can) (?:be )?(?:share|show|reveal|disclose|give|tell|read|pass)|"
+                        r"\b(?:share|show|reveal) (?:them|it)? ?(?:freely|with anyone)|\bare public\b") \
+        and not _any(s, r"\bnever\b|\bmust not\b|\bmay not\b|\bcannot\b|\bcan'?t\b")
+    if shareable:
+        return NotesConfidential(False)
+    secret = _any(s, rf"{NEG}|\bconfidential\b|\bprivate\b|\bsecret\b|\bto yourself\b|\b(?:staff|supervisors?|managers?|"
+                     r"internal)(?: eyes)? only\b|\bonly (?:for|to) (?:staff|supervisors?|managers?)|\bfor staff\b")
+    if not secret:
+        return None
+    supervisors = _any(s, r"\bsupervisor|\bmanager|\bstaff (?:eyes )?only|\bexcept (?:to|for)\b|\bunless\b")
+    return NotesConfidential(True, supervisors)
+
+
+def _personal(s: str) -> PersonalData | None:
+    if not _any(s, r"e-?mail address|\bphone|personal (?:data|information|details|info)|\bpii\b|"
+                   r"contact (?:details|info|information|data)"):
+        return None
+    if _any(s, PERMIT) and not _any(s, NEG) and _any(s, r"\bgive|\bshare|\bprovide|\btell|\breveal|\bshow"):
+        return PersonalData(False)
+    if _any(s, rf"{NEG}|\bprivate\b|\bconfidential\b|\bsecret\b|\bprotect|\bwithhold"):
+        return PersonalData(True)
+    return None
+
+
+def _email(s: str) -> EmailRule | None:
+    if not _any(s, r"\be-?mails?\b|\bnewsletters?\b") or _any(s, r"e-?mail address"):
+        return None
+    mass = r"\bmass\b|\bbulk\b|\ball (?:our |the )?customers\b|\bevery (?:customer|one)\b|\beveryone\b"
+    if _any(s, mass) and (_any(s, PERMIT) or _any(s, ANYTIME)) and not _any(s, NEG):
+        return EmailRule(False)
+    if _any(s, rf"\bonly\b|\bexplicit|\bone (?:named )?customer|\bsingle\b|\bat most one\b|\bnamed\b|"
+               rf"\bwho asked\b|{NEG}"):
+        return EmailRule(True)
+    return None
+
+
+def _override(s: str) -> NoOverride | None:
+    rules = r"\b(?:rules?|polic(?:y|ies)|instructions?|prompt|these)\b"
+    change = (r"\b(?:chang|overrid|waiv|bypass|alter|modif|suspend|lift|relax|ignor|approv|authori[sz])\w*|"
+              r"\bprecedence\b|\buntrusted\b|\bno matter\b|\bregardless\b|\bwhatever\b|\bclaims?\b|\bpaste")
+    claims = _any(s, r"\b(?:approv|authori[sz]|claim)") and \
+        _any(s, r"\b(?:chat|conversation|users?|customers?|managers?|messages?)\b")
+    if not (_any(s, rules) and _any(s, change) or claims):
+        return None
+    granted = _any(s, r"\b(?:may|can|are allowed to|is allowed to)\b[^.;]*\b(?:chang|overrid|waiv|bypass|alter|"
+                      r"modif|suspend|lift|relax)") or _any(s, r"\bmust be followed\b|\bfollow (?:them|those|such)?"
+                                                           r"\s*approvals\b|\bapprovals?\b[^.;]*\b(?:followed|honou?red|"
+                                                           r"trusted|accepted)\b|\b(?:trust|believe|accept|honou?r)\b")
+    if granted and not _any(s, NEG):
+        return NoOverride(False)
+    if _any(s, rf"{NEG}|\bprecedence\b|\buntrusted\b|\bignore\b|\bhold\b|\bno matter\b|\bregardless\b|\bfixed\b"):
+        return NoOverride(True)
+    return None
+
+
+def _exceptions(s: str) -> ExceptionsToHuman | None:
+    if _any(s, r"damage|defect|broken|faulty|exception|outside the (?:return )?window|post-window|\blate (?:return|claim)") \
+            and _any(s, r"escalat|\bhuman\b|supervisor|\breview\b") and not _relaxes(s, ESCALATE):
+        return ExceptionsToHuman(True)
+    return None
+
+
+def _conduct(s: str) -> list[Rule]:
+    out: list[Rule] = []
+    if _any(s, r"never guess|don'?t guess|do not guess|no guess|look (?:things |it |them )?up|use the tools|"
+               r"verify (?:facts )?with (?:the )?tools|check facts with|never (?:make up|invent)"):
+        out.append(LookupFirst(True))
+    if _any(s, r"\banswer briefly|\bbe brief|\bbrief(?:ly)?\b|\bconcise|\bshort answers?"):
+        out.append(Brief(True))
+    return out
+
+
+def read_sentence(s: str, nxt: str = "") -> list[Rule]:
+    """The typed rules one sentence states (`nxt`, the next sentence, may continue a limit)."""
+    low, nxt = s.lower(), nxt.lower()
+    found: list[Rule] = []
+    limit = _refund_limit(low, nxt)
+    if limit is not None:
+        found.append(limit)
+    elif not _any(low, r"\bany amount\b"):
+        exc = _exceptions(low)
+        found += [exc] if exc else []
+    found += _window(low)
+    found += _processing(low)
+    for reader in (_notes, _personal, _email, _override):
+        rule = reader(low)
+        if rule is not None:
+            found.append(rule)
+    found += _conduct(low)
+    return found
+
+
+def _flatten(rules: list[Rule]) -> dict:
+    """Typed rules -> Policy switches; a later sentence on the same topic wins."""
+    f: dict = {}
+    for r in rules:
+        if isinstance(r, RefundLimit):
+            enforced = r.amount is not None and r.action_above is not None
+            f["limit"] = r.amount if enforced else None
+            f["limit_currency"] = r.currency
+            f["convert_first"] = r.convert_first and enforced
+            f["escalate_over_limit"] = enforced and r.action_above == "escalate"
+        elif isinstance(r, ReturnWindow):
+            f["window_relaxed"] = not r.required
+            f["window"] = r.required
+        elif isinstance(r, DeliveredOnly):
+            f["delivered"] = r.required
+        elif isinstance(r, ProcessingOnly):
+            f[f"{r.action}_processing_only"] = r.required
+        elif isinstance(r, NotesConfidential):
+            f["notes_private"], f["notes_supervisors_only"] = r.confidential, r.confidential and r.supervisors_only
+        elif isinstance(r, PersonalData):
+            f["no_pii"] = r.private
+        elif isinstance(r, EmailRule):
+            f["email_explicit"] = r.one_named_customer
+        elif isinstance(r, NoOverride):
+            f["rules_fixed"] = r.fixed
+        elif isinstance(r, ExceptionsToHuman):
+            f["escalate_exceptions"] = r.required
+        elif isinstance(r, LookupFirst):
+            f["lookup_first"] = r.required
+        elif isinstance(r, Brief):
+            f["brief"] = r.required
+    f["eligibility"] = bool(f.pop("window", False) or f.pop("delivered", False))
+    f.pop("delivered", None)
+    return f
 
 
 @lru_cache(maxsize=256)
 def parse_policy(system_text: str) -> Policy:
-    sents = [s.lower() for s in _sentences(system_text or "")]
-    found: dict = {}
+    sents = _sentences(system_text or "")
+    rules: list[Rule] = []
+    unrecognised: list[str] = []
+    after_limit = False
     for i, s in enumerate(sents):
-        near = " ".join(sents[i:i + 2])  # a limit's escalation often sits in the next sentence
-        refundish = re.search(r"\brefund|\breturn", s)
-        # -- refund eligibility: delivered + window, or the eligibility tool named
-        if refundish and (re.search(r"\bdelivered\b", s) and re.search(r"window|within|days|eligib", s)
-                          or re.search(r"check_return_eligibility|\beligib|return window", s)):
-            if re.search(r"\bonly\b|\bmust\b|\bnever\b|\bnot\b|\brequire|\bcheck|\bverify|\bconfirm|\bunless\b|\bif\b", s):
-                found["eligibility"] = True
-        # -- refund limit: a money amount with limit words
-        money = _MONEY.search(s)
-        if money and re.search(r"\brefund", near) and re.search(
-                r"\bup to\b|\bat most\b|\bmax(?:imum)?\b|\blimit\b|\bno more than\b|\bnot (?:more|above|over)\b|"
-                r"\bunder\b|\bbelow\b|\bexceed|\babove\b|\bover\b|\blarger\b|\bhigher\b|\bgreater\b|\bmore than\b", s):
-            num = money.group("num") or money.group("num2")
-            cur = currency_of(money.group("cur") or money.group("sym") or "usd") or "USD"
-            found["limit"] = float(num.replace(",", ""))
-            found["limit_currency"] = cur
-            if re.search(r"\bconvert|\bexchange rate|\btoday'?s rate|\bin usd\b|\bequivalent", s):
-                found["convert_first"] = True
-            if re.search(r"escalat|human|supervisor|\breview\b|\bmanager\b", near):
-                found["escalate_over_limit"] = True
-        # -- late / damaged exceptions go to a human
-        if re.search(r"damage|defect|broken|faulty|exception|outside the (?:return )?window|post-window|late (?:return|claim)", s) \
-                and re.search(r"escalat|human|supervisor|\breview\b", s):
-            found["escalate_exceptions"] = True
-        # -- cancel / address only while processing
-        if re.search(r"\bprocessing\b", s) and re.search(r"\bonly\b|\bunless\b|\bnever\b|\bnot\b|\bmust\b", s):
-            if re.search(r"\bcancel", s):
-                found["cancel_processing_only"] = True
-            if re.search(r"\baddress", s):
-                found["address_processing_only"] = True
-        # -- internal notes are private
-        if re.search(r"internal notes?|private notes?|staff notes?", s) and re.search(
-                rf"{_NEG}\b.*\b(?:reveal|share|disclose|show|tell|expose|repeat|mention)", s):
-            found["notes_private"] = True
-            if re.search(r"\bexcept\b|\bunless\b|\bonly (?:to|for)\b|\bother than\b", s) and \
-                    re.search(r"supervisor|manager|staff|internal", s.split("except")[-1]):
-                found["notes_supervisor_ok"] = True
-        # -- personal data (emails, phone numbers) stays out of answers
-        if re.search(r"e-?mail address|phone|personal (?:data|information|details)|\bpii\b|contact details", s) and \
-                re.search(rf"{_NEG}\b.*\b(?:reveal|share|disclose|include|give|expose|mention|put|output|repeat)", s):
-            found["no_pii"] = True
-        # -- emails only on explicit request, to one named customer
-        if re.search(r"\be-?mails?\b", s) and re.search(r"\bsend", s) and re.search(
-                r"explicit|only|one named|single|never (?:send )?(?:bulk|mass)|\bbulk\b|\bmass\b|asked", s):
-            found["email_explicit"] = True
-        # -- nobody in the chat can change the rules
-        if re.search(r"\b(?:rules?|polic(?:y|ies)|instructions?|prompt)\b", s) and (
-                re.search(r"\b(?:can'?t|cannot|can not|may not|must not|won'?t|never|not)\b[^.]*\b(?:be )?"
-                          r"(?:changed|overrid|waived|bypass|altered|modified|suspended|lifted|relaxed|ignored)", s)
-                or re.search(r"anyone in the chat|no one in the chat|regardless of (?:who|what)|"
-                             r"claims? (?:of|to be) (?:authority|a manager)|even if (?:a|the) (?:user|customer)", s)):
-            found["rules_fixed"] = True
-        if re.search(r"\bignore\b[^.]*\b(?:requests?|instructions?|attempts?)\b[^.]*\b(?:change|override|bypass)", s):
-            found["rules_fixed"] = True
-        # -- look things up, never guess
-        if re.search(r"never guess|don'?t guess|do not guess|no guess|look (?:things |it |them )?up|"
-                     r"use the tools|verify (?:facts )?with (?:the )?tools|never (?:make up|invent)", s):
-            found["lookup_first"] = True
-        if re.search(r"\banswer briefly|\bbe brief|\bbrief(?:ly)?\b|\bconcise|\bshort answers?", s):
-            found["brief"] = True
-    return Policy(**found)
+        found = read_sentence(s, sents[i + 1] if i + 1 < len(sents) else "")
+        low = s.lower()
+        if not found and after_limit and _continues_limit(low):
+            found = [True]  # the escalation half of the limit just read
+        after_limit = any(isinstance(r, RefundLimit) for r in found if r is not True)
+        rules += [r for r in found if r is not True]
+        if not found and is_policy_line(low):
+            unrecognised.append(s)
+    return Policy(**_flatten(rules), rules=tuple(rules), unrecognised=tuple(unrecognised))
+
+
+def is_policy_line(low: str) -> bool:
+    """Normative and not about style: "Never discuss prices" is, "Answer briefly" and "You are ..." are not."""
+    return _any(low, NORMATIVE) and not _any(low, STYLE) and not _any(low, r"^you are\b")
+
+
+_reported: set[str] = set()
 
 
 def report_unrecognised(system_text: str, where: str = "prompt") -> list[str]:
-    """Placeholder until clause parsing reports unrecognised lines."""
-    return []
+    """Log, once per prompt, the policy lines the offline model does not understand."""
+    lines = list(parse_policy(system_text or "").unrecognised)
+    # --workers children load the version again; the parent has already said it once.
+    if lines and system_text not in _reported and multiprocessing.parent_process() is None:
+        _reported.add(system_text)
+        shown = "; ".join(repr(x[:80]) for x in lines)
+        logger.warning(f"{where}: the offline model does not understand {len(lines)} policy "
+                       f"line{'s' if len(lines) > 1 else ''} and will not follow them: {shown}")
+    return lines
