@@ -12,17 +12,13 @@ Iterate on the judge with --split dev; measure once on --split test.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: import the evals package, not sibling modules
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-
 import argparse
 import asyncio
 import json
+import sys
 import time
 from datetime import date
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np

@@ -4,14 +4,9 @@
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-if __package__ in (None, ""):
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-
 import argparse
 import json
+import sys
 
 from evals import cli
 from evals.console import console

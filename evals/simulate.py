@@ -13,15 +13,11 @@ are findings, not errors), 2 on a user mistake.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: import the evals package, not sibling modules
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-
 import argparse
 import asyncio
+import sys
 from datetime import datetime
+from pathlib import Path
 
 from app.refund_agent.models import parse_spec
 from app.refund_agent.versions import load_version

@@ -13,11 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from app.refund_agent.client import ask_agent
+from evals.dataset import load_rows
 
-from app.refund_agent.client import ask_agent  # noqa: E402
-from evals.dataset import load_rows  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:

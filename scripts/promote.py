@@ -16,16 +16,12 @@ nothing. --upload DATASET_ID also creates the datapoint in that orq.ai dataset.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: import the evals package, not sibling modules
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-
 import argparse
 import json
 import os
 import re
+import sys
+from pathlib import Path
 
 from evals import cli
 from evals.console import console
