@@ -1,9 +1,14 @@
 """The model layer: a model spec string -> a LangChain chat model.
 
     offline[:temperature=0.25,latency=200ms]   deterministic offline model (default; no key, no network)
-    openai:<name>                               langchain-openai ChatOpenAI; OPENAI_API_KEY, OPENAI_BASE_URL
+    openai:<name>[,temperature=T]               langchain-openai ChatOpenAI; OPENAI_API_KEY, OPENAI_BASE_URL
                                                 (any OpenAI-compatible server: vLLM, Ollama, LM Studio ...)
-    orq:<provider/name>                         orq.ai's OpenAI-compatible router; ORQ_API_KEY
+    orq:<provider/name>[,temperature=T]         orq.ai's OpenAI-compatible router; ORQ_API_KEY
+
+Provider models send no temperature unless the spec names one: the provider's default applies
+(the local server `python -m app.refund_agent.serve` then uses the offline model's default, so
+a run through HTTP matches the in-process one). Every provider call goes through
+provider_calls: adaptive concurrency, retries with backoff, counts.
 """
 from __future__ import annotations
 
@@ -25,10 +30,10 @@ class ModelSpec:
     options: tuple[tuple[str, str], ...] = field(default=())
 
     def __str__(self) -> str:
+        opts = ",".join(f"{k}={v}" for k, v in self.options)
         if self.provider == "offline":
-            opts = ",".join(f"{k}={v}" for k, v in self.options)
             return "offline" + (f":{opts}" if opts else "")
-        return f"{self.provider}:{self.name}"
+        return f"{self.provider}:{self.name}" + (f",{opts}" if opts else "")
 
 
 def parse_spec(spec: str) -> ModelSpec:
@@ -45,7 +50,19 @@ def parse_spec(spec: str) -> ModelSpec:
         _offline_kwargs(parsed)  # validate values now, not at the first call
         return parsed
     if provider in ("openai", "orq") and rest:
-        return ModelSpec(provider, rest)
+        name, *parts = rest.split(",")
+        options = []
+        for part in parts:
+            key, eq, value = part.partition("=")
+            if not eq or key.strip() != "temperature":
+                raise ConfigError(f"model {spec!r}: {provider} options are temperature=<float>; got {part!r}")
+            try:
+                float(value)
+            except ValueError as exc:
+                raise ConfigError(f"model {spec!r}: temperature {value.strip()!r} is not a number") from exc
+            options.append(("temperature", value.strip()))
+        if name.strip():
+            return ModelSpec(provider, name.strip(), tuple(options))
     raise ConfigError(f"unknown model {spec!r}; use offline, openai:<model> or orq:<provider/model>")
 
 
@@ -79,7 +96,10 @@ def _require(var: str, spec: ModelSpec) -> str:
     return value
 
 
-def make_model(spec: str | ModelSpec, *, seed: int = 0, max_retries: int = 2,
+DEFAULT_MAX_RETRIES = 8  # provider calls: enough that rate limiting alone never fails a run
+
+
+def make_model(spec: str | ModelSpec, *, seed: int = 0, max_retries: int = DEFAULT_MAX_RETRIES,
                timeout: float | None = None) -> BaseChatModel:
     """Build the chat model for a spec. API keys are read here and never stored elsewhere."""
     parsed = spec if isinstance(spec, ModelSpec) else parse_spec(spec)
@@ -88,7 +108,7 @@ def make_model(spec: str | ModelSpec, *, seed: int = 0, max_retries: int = 2,
 
         return OfflineChatModel(seed=seed, **_offline_kwargs(parsed))
 
-    from langchain_openai import ChatOpenAI
+    from .provider_model import ProviderChatModel
 
     if parsed.provider == "openai":
         key = _require("OPENAI_API_KEY", parsed)
@@ -96,6 +116,8 @@ def make_model(spec: str | ModelSpec, *, seed: int = 0, max_retries: int = 2,
     else:
         key = _require("ORQ_API_KEY", parsed)
         base_url = os.environ.get("ORQ_ROUTER_URL") or ORQ_ROUTER  # not ORQ_BASE_URL: evaluatorq reads that as the platform URL
-    # ChatOpenAI retries 429 and 5xx with backoff itself (openai client's max_retries).
-    return ChatOpenAI(model=parsed.name, api_key=key, base_url=base_url, seed=seed,
-                      max_retries=max_retries, timeout=timeout, temperature=0)
+    options = dict(parsed.options)
+    temperature = float(options["temperature"]) if "temperature" in options else None
+    return ProviderChatModel.build(f"{parsed.provider}:{parsed.name}", model=parsed.name, api_key=key,
+                                   base_url=base_url, seed=seed, temperature=temperature,
+                                   retries=max_retries, timeout=timeout)

@@ -1,0 +1,368 @@
+"""Calls to a model provider (openai:/orq:): adaptive concurrency, retries, counts.
+
+Every provider call goes through `call_with_retries`:
+
+- **Adaptive concurrency (AIMD, as Inspect AI's AdaptiveConcurrencyController).** One limit
+  per endpoint and model. It starts at the gate's --parallelism, halves on a 429 (once per
+  cooldown: a burst of 429s from calls already in flight is one signal, not ten), and grows
+  by one after a round of `limit` clean successes during which it was nearly full (growing
+  an idle limit would only test headroom nobody used).
+- **Retries.** 429, 408/409, 5xx and connection errors are retried up to `max_retries` times
+  with exponential backoff and jitter; after a 429 the call sleeps at least the server's
+  Retry-After (`retry-after-ms` when given, as OpenAI sends it). The slot is released while
+  sleeping, so the limit counts requests actually in flight. Anything else (400, 401, 404)
+  is the caller's to fix and is raised at once.
+- **Counts** per endpoint and model (requests, successes, 429s, 5xx, connection errors,
+  retries, calls given up) and the x-ratelimit-* headers seen, so the gate can print wall
+  time against the physical limit.
+
+Counts are per process (the gate reads them after its run; `--workers` processes keep their own).
+"""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import re
+import threading
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import TypeVar
+
+import anyio
+
+T = TypeVar("T")
+
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 10.0
+DEFAULT_PARALLELISM = 8
+SATURATION = 0.8  # grow only after a round in which this share of the limit was in use
+COOLDOWN_FLOOR_S = 1.0  # cut at most once per this long (or per Retry-After, if longer)
+
+_settings = {"parallelism": DEFAULT_PARALLELISM}
+
+
+def configure(*, parallelism: int) -> None:
+    """The concurrency every provider limit starts at (the gate's --parallelism)."""
+    _settings["parallelism"] = max(1, int(parallelism))
+
+
+class ModelCallFailed(Exception):
+    """A provider call failed for good: retries used up, or an error not worth retrying."""
+
+
+@dataclass
+class Failure:
+    kind: str  # rate_limit | server_error | connection
+    status: int | None
+    retry_after: float | None
+    headers: dict[str, str]
+    text: str
+
+
+# --- reading the provider's answer ----------------------------------------------------------
+
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$")
+
+
+def parse_duration(value: str | None) -> float | None:
+    """OpenAI's reset format ("1s", "6m0s", "120ms", "0.5s") or plain seconds -> seconds."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    match = _DURATION.match(value)
+    if not match or not any(match.groups()):
+        return None
+    h, m, s, ms = (float(g) if g else 0.0 for g in match.groups())
+    return h * 3600 + m * 60 + s + ms / 1000
+
+
+def retry_after(headers: dict[str, str]) -> float | None:
+    """How long the server asks us to wait: retry-after-ms, Retry-After (seconds or an
+    HTTP date), else the reset time of the exhausted x-ratelimit budget."""
+    h = {k.lower(): v for k, v in headers.items()}
+    if h.get("retry-after-ms"):
+        try:
+            return max(0.0, float(h["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    if h.get("retry-after"):
+        try:
+            return max(0.0, float(h["retry-after"]))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(h["retry-after"]) if h["retry-after"] else None
+            if when is not None:
+                return max(0.0, when.timestamp() - time.time())
+    resets = [parse_duration(h.get(f"x-ratelimit-reset-{k}")) for k in ("requests", "tokens")
+              if h.get(f"x-ratelimit-remaining-{k}") == "0"]
+    resets = [r for r in resets if r is not None]
+    return max(resets) if resets else None
+
+
+def _root_text(exc: BaseException) -> str:
+    """The innermost cause, which names what happened ("Connection refused")."""
+    seen = exc
+    while seen.__cause__ is not None or (seen.__context__ is not None and not seen.__suppress_context__):
+        seen = seen.__cause__ or seen.__context__
+    text = str(seen) or type(seen).__name__
+    return f"{type(seen).__name__}: {text}" if seen is not exc else text
+
+
+def classify(exc: BaseException) -> Failure | None:
+    """A retryable provider failure, or None for errors retrying cannot fix."""
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        headers = dict(exc.response.headers) if exc.response is not None else {}
+        if status == 429:
+            return Failure("rate_limit", status, retry_after(headers), headers, "429 rate limited")
+        if status in (408, 409) or status >= 500:
+            return Failure("server_error", status, retry_after(headers), headers, f"{status} {exc.message}"[:160])
+        return None
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        kind = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection failed"
+        return Failure("connection", None, None, {}, f"{kind}: {_root_text(exc)}"[:200])
+    return None
+
+
+def backoff(attempt: int, server_wait: float | None, rng: random.Random) -> float:
+    """Exponential backoff with jitter, never shorter than what the server asked for."""
+    expo = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** attempt) * rng.uniform(0.5, 1.0)
+    if server_wait is None:
+        return expo
+    # Honour Retry-After, plus a little jitter so callers told the same instant don't collide.
+    return server_wait * rng.uniform(1.0, 1.25) + (expo if attempt >= 3 else 0.0)
+
+
+# --- counts --------------------------------------------------------------------------------
+
+@dataclass
+class CallStats:
+    """What one endpoint and model saw. `ok` is model calls answered."""
+    model: str
+    requests: int = 0
+    ok: int = 0
+    rate_limited: int = 0
+    server_errors: int = 0
+    connection_errors: int = 0
+    retries: int = 0
+    gave_up: int = 0
+    latency_s: float = 0.0  # summed over answered calls
+    tokens: int = 0
+    limit_requests: int | None = None  # per minute, from x-ratelimit-limit-requests
+    limit_tokens: int | None = None
+    requests_binding: bool = False  # a response said no requests (or tokens) were left
+    tokens_binding: bool = False
+    start_limit: int = 0
+    min_limit: int = 0
+    final_limit: int = 0
+
+    def read_headers(self, headers: dict[str, str]) -> None:
+        h = {k.lower(): v for k, v in headers.items()}
+        for kind in ("requests", "tokens"):
+            try:
+                if h.get(f"x-ratelimit-limit-{kind}"):
+                    setattr(self, f"limit_{kind}", int(float(h[f"x-ratelimit-limit-{kind}"])))
+                if h.get(f"x-ratelimit-remaining-{kind}") is not None and float(h[f"x-ratelimit-remaining-{kind}"]) <= 0:
+                    setattr(self, f"{kind}_binding", True)
+            except ValueError:
+                continue
+
+    def count(self, failure: Failure) -> None:
+        self.read_headers(failure.headers)
+        if failure.kind == "rate_limit":
+            self.rate_limited += 1
+        elif failure.kind == "server_error":
+            self.server_errors += 1
+        else:
+            self.connection_errors += 1
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+_stats: dict[str, CallStats] = {}
+_stats_lock = threading.Lock()
+
+
+def stats_for(key: str) -> CallStats:
+    with _stats_lock:
+        return _stats.setdefault(key, CallStats(model=key))
+
+
+def call_stats() -> dict[str, dict]:
+    """A snapshot of every endpoint's counts, keyed by model spec."""
+    with _stats_lock:
+        return {k: v.to_dict() for k, v in _stats.items() if v.requests}
+
+
+def reset_call_stats() -> None:
+    with _stats_lock:
+        _stats.clear()
+
+
+def physical_limit(stats: dict, parallelism: int) -> tuple[float, str]:
+    """The shortest wall time these calls could have taken, and why: calls ÷ the rate
+    limit when the server's headers said it was binding, else latency ÷ parallelism."""
+    bounds = [(stats["latency_s"] / max(1, parallelism),
+               f"{stats['latency_s']:.1f} s of latency ÷ parallelism {parallelism}")]
+    if stats["requests_binding"] and stats["limit_requests"]:
+        bounds.append((stats["ok"] / (stats["limit_requests"] / 60),
+                       f"{stats['ok']} calls ÷ {stats['limit_requests']} per minute"))
+    if stats["tokens_binding"] and stats["limit_tokens"]:
+        bounds.append((stats["tokens"] / (stats["limit_tokens"] / 60),
+                       f"{stats['tokens']} tokens ÷ {stats['limit_tokens']} per minute"))
+    return max(bounds)
+
+
+def describe(stats: dict, parallelism: int, wall_s: float) -> str:
+    bound, why = physical_limit(stats, parallelism)
+    ratio = f" = {wall_s / bound:.2f}x" if bound > 0 else ""
+    return (f"{stats['model']}: {stats['ok']} calls answered, {stats['requests']} requests "
+            f"({stats['rate_limited']} x 429, {stats['server_errors']} x 5xx, "
+            f"{stats['connection_errors']} connection errors), {stats['retries']} retries, "
+            f"{stats['gave_up']} given up; concurrency {stats['start_limit']} -> min {stats['min_limit']}, "
+            f"end {stats['final_limit']}; wall {wall_s:.1f} s vs physical limit {bound:.1f} s ({why}){ratio}")
+
+
+# --- the adaptive limit ----------------------------------------------------------------------
+
+class AdaptiveLimit:
+    def __init__(self, start: int, stats: CallStats):
+        self.limiter = anyio.CapacityLimiter(start)
+        self.limit = start
+        self.stats = stats
+        stats.start_limit = stats.start_limit or start
+        stats.min_limit = min(stats.min_limit or start, start)
+        stats.final_limit = start
+        self._successes = 0
+        self._peak = 0
+        self._cooldown_until = 0.0
+
+    async def acquire(self) -> None:
+        await self.limiter.acquire()
+        self._peak = max(self._peak, int(self.limiter.borrowed_tokens))
+
+    def release(self) -> None:
+        self.limiter.release()
+
+    def _set(self, new: int) -> None:
+        self.limit = new
+        self.limiter.total_tokens = new
+        self.stats.final_limit = new
+        self.stats.min_limit = min(self.stats.min_limit, new)
+
+    def on_rate_limit(self, wait: float | None) -> None:
+        self._successes = 0
+        self._peak = 0
+        now = time.monotonic()
+        if now < self._cooldown_until:  # same episode: the calls in flight when we cut
+            self._cooldown_until = max(self._cooldown_until, now + (wait or 0.0))
+            return
+        self._cooldown_until = now + max(wait or 0.0, COOLDOWN_FLOOR_S)
+        self._set(max(1, self.limit // 2))
+
+    def on_success(self, clean: bool) -> None:
+        if not clean or time.monotonic() < self._cooldown_until:
+            return  # answers to calls sent before the cut say nothing about the new limit
+        self._successes += 1
+        if self._successes < self.limit:
+            return
+        saturated = self._peak >= SATURATION * self.limit
+        self._successes, self._peak = 0, 0
+        if saturated:
+            self._set(self.limit + 1)
+
+
+_limits: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loop -> {key: AdaptiveLimit}
+
+
+def limit_for(key: str) -> AdaptiveLimit:
+    """One limit per endpoint and model per event loop (anyio's limiter belongs to its loop)."""
+    per_loop = _limits.setdefault(asyncio.get_running_loop(), {})
+    if key not in per_loop:
+        per_loop[key] = AdaptiveLimit(_settings["parallelism"], stats_for(key))
+    return per_loop[key]
+
+
+_rng = random.Random()  # jitter only; never part of a Turn
+
+
+def _given_up(key: str, failure: Failure, retries: int) -> ModelCallFailed:
+    return ModelCallFailed(f"{key}: {failure.text} after {retries} retr{'y' if retries == 1 else 'ies'}")
+
+
+async def call_with_retries(key: str, send: Callable[[], Awaitable[T]], *, max_retries: int,
+                            on_success: Callable[[T], dict[str, str]] | None = None) -> T:
+    """Send one model call through the endpoint's adaptive limit, retrying what is worth
+    retrying. `on_success` returns the response headers (for the x-ratelimit counts)."""
+    limit = limit_for(key)
+    stats = limit.stats
+    attempt = 0
+    while True:
+        await limit.acquire()
+        started = time.monotonic()
+        try:
+            stats.requests += 1
+            result = await send()
+        except Exception as exc:
+            limit.release()
+            failure = classify(exc)
+            if failure is None:
+                raise
+            stats.count(failure)
+            if failure.kind == "rate_limit":
+                limit.on_rate_limit(failure.retry_after)
+            if attempt >= max_retries:
+                stats.gave_up += 1
+                raise _given_up(key, failure, attempt) from exc
+            stats.retries += 1
+            await asyncio.sleep(backoff(attempt, failure.retry_after, _rng))
+            attempt += 1
+            continue
+        except BaseException:
+            limit.release()
+            raise
+        limit.release()
+        stats.ok += 1
+        stats.latency_s += time.monotonic() - started
+        if on_success is not None:
+            stats.read_headers(on_success(result))
+        limit.on_success(clean=attempt == 0)
+        return result
+
+
+def call_with_retries_sync(key: str, send: Callable[[], T], *, max_retries: int,
+                           on_success: Callable[[T], dict[str, str]] | None = None) -> T:
+    """The same retries for sync callers (no shared limit: sync calls come one at a time)."""
+    stats = stats_for(key)
+    attempt = 0
+    while True:
+        started = time.monotonic()
+        try:
+            stats.requests += 1
+            result = send()
+        except Exception as exc:
+            failure = classify(exc)
+            if failure is None:
+                raise
+            stats.count(failure)
+            if attempt >= max_retries:
+                stats.gave_up += 1
+                raise _given_up(key, failure, attempt) from exc
+            stats.retries += 1
+            time.sleep(backoff(attempt, failure.retry_after, _rng))
+            attempt += 1
+            continue
+        stats.ok += 1
+        stats.latency_s += time.monotonic() - started
+        if on_success is not None:
+            stats.read_headers(on_success(result))
+        return result

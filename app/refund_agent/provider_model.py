@@ -1,0 +1,44 @@
+"""ChatOpenAI whose every call goes through provider_calls (adaptive concurrency, retries,
+counts). The openai client's own retries are off (max_retries=0) so each retry is ours and
+counted; streaming is off so every call takes the one path that is limited and retried."""
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.outputs import ChatResult
+from langchain_openai import ChatOpenAI
+from pydantic import PrivateAttr
+
+from .provider_calls import call_with_retries, call_with_retries_sync
+
+
+def _headers(result: ChatResult) -> dict[str, str]:
+    """The response headers ChatOpenAI attached, removed so they never reach a message,
+    a Turn or the on-disk cache."""
+    headers: dict[str, str] = {}
+    for generation in result.generations:
+        info = generation.generation_info or {}
+        headers = info.pop("headers", None) or headers
+    return headers
+
+
+class ProviderChatModel(ChatOpenAI):
+    _call_key: str = PrivateAttr(default="")
+    _retries: int = PrivateAttr(default=0)
+
+    @classmethod
+    def build(cls, call_key: str, *, retries: int, temperature: float | None, **kwargs: Any) -> ProviderChatModel:
+        model = cls(max_retries=0, include_response_headers=True, disable_streaming=True,
+                    **({"temperature": temperature} if temperature is not None else {}), **kwargs)
+        model._call_key, model._retries = call_key, retries
+        return model
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
+        parent = super()._agenerate
+        return await call_with_retries(self._call_key, lambda: parent(messages, stop, run_manager, **kwargs),
+                                       max_retries=self._retries, on_success=_headers)
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
+        parent = super()._generate
+        return call_with_retries_sync(self._call_key, lambda: parent(messages, stop, run_manager, **kwargs),
+                                      max_retries=self._retries, on_success=_headers)
