@@ -15,8 +15,10 @@ from app.refund_agent.versions import Version, load_version
 from evals.escalation import escalated
 
 CASES_PATH = Path(__file__).with_name("data") / "heldout_clauses.jsonl"
-# A second set written at the same time and not looked at while changing the model.
+# A second set written at the same time and not looked at while changing the model, and a
+# third written after the change (whole prompts written from scratch), measured once as written.
 CHECK_PATH = CASES_PATH.with_name("heldout_clauses_check.jsonl")
+FRESH_PATH = CASES_PATH.with_name("heldout_clauses_fresh.jsonl")
 V2 = load_version("v2").instructions
 
 # The text each slot replaces in v2's prompt ("add" inserts a new bullet before the last line).
@@ -40,6 +42,8 @@ def load_cases(path: Path = CASES_PATH) -> list[dict]:
 
 
 def prompt_for(case: dict) -> str:
+    if case["slot"] == "whole":  # a prompt written from scratch
+        return case["text"]
     slot = SLOTS[case["slot"]]
     assert slot in V2, f"v2's prompt no longer contains the {case['slot']!r} slot"
     new = case["text"] + slot if case["slot"] == "add" else case["text"]
@@ -98,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     import sys
 
     argv = sys.argv[1:] if argv is None else argv
-    cases = load_cases(CHECK_PATH if "--check" in argv else CASES_PATH)
+    cases = load_cases(CHECK_PATH if "--check" in argv else FRESH_PATH if "--fresh" in argv else CASES_PATH)
     bad, kinds = 0, {}
     for case in cases:
         turn = run_case_on_fake(case) if "--fake" in argv else run_case(case)
