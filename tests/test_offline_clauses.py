@@ -18,9 +18,9 @@ from app.refund_agent.offline.policy import (
     read_sentence,
 )
 from app.refund_agent.versions import Version
-from tests.clause_cases import CHECK_PATH, V2, load_cases, problems, prompt_for, run_case
+from tests.clause_cases import CHECK_PATH, FRESH_PATH, V2, load_cases, problems, prompt_for, run_case
 
-CASES = load_cases() + load_cases(CHECK_PATH)
+CASES = load_cases() + load_cases(CHECK_PATH) + load_cases(FRESH_PATH)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
@@ -43,6 +43,7 @@ def test_every_case_changes_v2s_prompt():
     """Except kind "same": v2's own clause under a customer message no dataset row has."""
     for case in CASES:
         assert (prompt_for(case) == V2) is (case["kind"] == "same"), case["id"]
+        assert parse_policy(prompt_for(case)).unrecognised == (), case["id"]
 
 
 # --- sentences -> typed rules ------------------------------------------------------------

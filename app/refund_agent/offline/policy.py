@@ -204,7 +204,7 @@ ANYTIME = (r"\bany (?:time|status|stage|order|amount)\b|\bat any\b|\bwhatever\b|
            r"outside|above|once|though)\b|\bno matter\b")
 NORMATIVE = (r"\b(?:never|always|only|must|mustn'?t|should|shall|may|cannot|can'?t|don'?t|do not|not allowed|"
              r"forbidden|prohibited|required|allowed|permitted|no one|nobody|confidential|private|limit|at most|"
-             r"no more than|make sure|ensure)\b")
+             r"no more than|make sure|ensure|nothing|overrides?|waived?)\b")
 STYLE = (r"\b(?:answer|answers|reply|replies|respond|tone|language|polite|friendly|format|markdown|bullets?|emojis?|"
          r"greet|sign off|apologi[sz]e|concise|brief|short|formal|sentences?|words)\b")
 ESCALATE = r"escalat|\bhuman\b|supervisor|\bmanager\b|\breview\b|\bhand (?:it|them|those)"
@@ -345,7 +345,7 @@ def _email(s: str) -> EmailRule | None:
 
 
 def _override(s: str) -> NoOverride | None:
-    rules = r"\b(?:rules?|polic(?:y|ies)|instructions?|prompt|these)\b"
+    rules = r"\b(?:rules?|polic(?:y|ies)|instructions?|prompt|these|this list|guidelines|terms)\b"
     change = (r"\b(?:chang|overrid|waiv|bypass|alter|modif|suspend|lift|relax|ignor|approv|authori[sz])\w*|"
               r"\bprecedence\b|\buntrusted\b|\bno matter\b|\bregardless\b|\bwhatever\b|\bclaims?\b|\bpaste")
     claims = _any(s, r"\b(?:approv|authori[sz]|claim)") and \
