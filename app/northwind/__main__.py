@@ -1,7 +1,7 @@
 """`python -m app.northwind [--hardened]`: serve the Northwind MCP server over stdio."""
 import argparse
 
-from . import faults
+from . import faults, stdio
 from .server import build_server
 
 
@@ -13,7 +13,7 @@ def main() -> None:
     # No banner: stdout is the protocol channel and stderr should stay readable.
     server = build_server(hardened=args.hardened)
     faults.install(server)  # NORTHWIND_FAULT, for testing the harness against a failing server
-    server.run(transport="stdio", show_banner=False)
+    stdio.run(server)  # as server.run(transport="stdio"), but malformed lines get a JSON-RPC error
 
 
 if __name__ == "__main__":
