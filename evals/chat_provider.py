@@ -1,4 +1,4 @@
-"""ChatOpenAI whose every call goes through provider_calls (adaptive concurrency, retries,
+"""ChatOpenAI whose every call goes through evals.model_calls (adaptive concurrency, retries,
 counts). The openai client's own retries are off (max_retries=0) so each retry is ours and
 counted; streaming is off so every call takes the one path that is limited and retried."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
-from .provider_calls import call_with_retries, call_with_retries_sync
+from evals.model_calls import call_with_retries, call_with_retries_sync
 
 
 def _headers(result: ChatResult) -> dict[str, str]:

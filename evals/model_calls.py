@@ -16,7 +16,8 @@ Every provider call goes through `call_with_retries`:
   retries, calls given up) and the x-ratelimit-* headers seen, so the gate can print wall
   time against the physical limit.
 
-Counts are per process (the gate reads them after its run; `--workers` processes keep their own).
+Counts are per process: the gate reads them after its run (with `--workers N` each worker
+process keeps its own and the gate reports none).
 """
 from __future__ import annotations
 
@@ -222,14 +223,35 @@ def physical_limit(stats: dict, parallelism: int) -> tuple[float, str]:
     return max(bounds)
 
 
-def describe(stats: dict, parallelism: int, wall_s: float) -> str:
-    bound, why = physical_limit(stats, parallelism)
-    ratio = f" = {wall_s / bound:.2f}x" if bound > 0 else ""
-    return (f"{stats['model']}: {stats['ok']} calls answered, {stats['requests']} requests "
-            f"({stats['rate_limited']} x 429, {stats['server_errors']} x 5xx, "
-            f"{stats['connection_errors']} connection errors), {stats['retries']} retries, "
-            f"{stats['gave_up']} given up; concurrency {stats['start_limit']} -> min {stats['min_limit']}, "
-            f"end {stats['final_limit']}; wall {wall_s:.1f} s vs physical limit {bound:.1f} s ({why}){ratio}")
+def run_summary(wall_s: float, parallelism: int) -> dict | None:
+    """What the results record keeps (meta.model_calls): per model the counts and the physical
+    limit; None when the run made no provider calls (the offline model)."""
+    stats = call_stats()
+    if not stats:
+        return None
+    models = {}
+    for key, st in stats.items():
+        bound, why = physical_limit(st, parallelism)
+        models[key] = {**st, "latency_s": round(st["latency_s"], 3), "physical_limit_s": round(bound, 3),
+                       "physical_limit": why}
+    return {"wall_s": round(wall_s, 3), "parallelism": parallelism, "models": models}
+
+
+def summary_lines(summary: dict | None) -> list[str]:
+    """One line per model for the gate's output."""
+    if not summary:
+        return []
+    wall = summary["wall_s"]
+    out = []
+    for st in summary["models"].values():
+        bound = st["physical_limit_s"]
+        ratio = f", wall/limit {wall / bound:.2f}" if bound > 0 else ""
+        out.append(f"model calls {st['model']}: {st['ok']} answered of {st['requests']} requests "
+                   f"({st['rate_limited']} x 429, {st['server_errors']} x 5xx, "
+                   f"{st['connection_errors']} connection errors; {st['retries']} retries, {st['gave_up']} given up); "
+                   f"concurrency {st['start_limit']} -> min {st['min_limit']}, end {st['final_limit']}; "
+                   f"wall {wall:.1f} s vs physical limit {bound:.1f} s ({st['physical_limit']}){ratio}")
+    return out
 
 
 # --- the adaptive limit ----------------------------------------------------------------------

@@ -8,7 +8,7 @@
 Provider models send no temperature unless the spec names one: the provider's default applies
 (the local server `python -m app.refund_agent.serve` then uses the offline model's default, so
 a run through HTTP matches the in-process one). Every provider call goes through
-provider_calls: adaptive concurrency, retries with backoff, counts.
+evals.model_calls: adaptive concurrency, retries with backoff, counts.
 """
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def make_model(spec: str | ModelSpec, *, seed: int = 0, max_retries: int = DEFAU
 
         return OfflineChatModel(seed=seed, **_offline_kwargs(parsed))
 
-    from .provider_model import ProviderChatModel
+    from evals.chat_provider import ProviderChatModel
 
     if parsed.provider == "openai":
         key = _require("OPENAI_API_KEY", parsed)
