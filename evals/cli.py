@@ -1,27 +1,55 @@
-"""What every command shares: exit codes, one-line errors for user mistakes, provenance."""
+"""What every command shares: exit codes, one-line errors for user mistakes, provenance,
+results files that never overwrite, and a quiet Ctrl-C.
+
+Cheap to import on purpose (stdlib only at module level): each command imports it first and
+calls `exit_quietly_on_interrupt()` before its heavy imports, so Ctrl-C during start-up is one
+line and exit 2, not a traceback from inside some library's import."""
 from __future__ import annotations
 
 import functools
 import hashlib
+import os
+import secrets
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
+from datetime import datetime
 from pathlib import Path
 
-from app.refund_agent.secrets import scrub
-from evals.dataset import DatasetError
 from evals.errors import ConfigError
-from evals.record import RecordError
 
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
 REPO = Path(__file__).resolve().parents[1]
-USER_ERRORS = (ConfigError, DatasetError, RecordError)
+SQLITE_MAGIC = b"SQLite format 3\x00"
+# model spec prefix -> the environment variable its provider needs (see app/refund_agent/models.py)
+KEY_FOR = {"openai": "OPENAI_API_KEY", "orq": "ORQ_API_KEY"}
 
+
+# --- Ctrl-C --------------------------------------------------------------------------
+
+def _interrupted_at_startup(signum, frame) -> None:
+    # Nothing has been written yet: leave at once, without unwinding through half-done imports.
+    os.write(2, b"interrupted\n")
+    os._exit(EXIT_UNJUDGED)
+
+
+def exit_quietly_on_interrupt() -> None:
+    """Until main() starts, Ctrl-C exits 2 with one line. Call it first thing in a command."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _interrupted_at_startup)
+
+
+# --- one-line errors -------------------------------------------------------------------
 
 def quiet_logs() -> None:
     """evaluatorq (and fastmcp) log through loguru; keep those logs to warnings and up, one line
     each, no tracebacks with local variables (loguru's diagnose would print request headers),
     and every secret scrubbed."""
     from loguru import logger
+
+    from app.refund_agent.secrets import scrub
 
     def patch(record) -> None:
         exc = record["exception"]
@@ -35,23 +63,166 @@ def quiet_logs() -> None:
     logger.add(sys.stderr, level="WARNING", format="{level}: {message}", backtrace=False, diagnose=False)
 
 
+def user_errors() -> tuple[type[Exception], ...]:
+    from evals.dataset import DatasetError
+    from evals.record import RecordError
+
+    return (ConfigError, DatasetError, RecordError)
+
+
 def guarded(main):
-    """User mistakes become `error: <where>: <what>` and exit 2, never a traceback."""
+    """User mistakes become `error: <where>: <what>` and exit 2, never a traceback; so does
+    Ctrl-C at any point of main (the run itself turns SIGINT into an interrupted record)."""
 
     @functools.wraps(main)
     def run(argv=None) -> int:
-        quiet_logs()
+        quiet = signal.getsignal(signal.SIGINT) is _interrupted_at_startup
+        if quiet:  # main() takes over: KeyboardInterrupt again, caught below
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
+            quiet_logs()
             return main(argv)
-        except USER_ERRORS as exc:
-            print(f"error: {scrub(str(exc))}", file=sys.stderr)
-            return EXIT_UNJUDGED
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return EXIT_UNJUDGED
+        except Exception as exc:
+            if not isinstance(exc, user_errors()):
+                raise
+            from app.refund_agent.secrets import scrub
+
+            print(f"error: {scrub(str(exc))}", file=sys.stderr)
+            return EXIT_UNJUDGED
+        finally:
+            if quiet:  # and a Ctrl-C while the interpreter shuts down stays quiet too
+                signal.signal(signal.SIGINT, _interrupted_at_startup)
 
     return run
 
+
+# --- arguments checked before any agent call ---------------------------------------------
+
+def check_keys(spec: str | None, what: str, instead: str | None = None) -> None:
+    """A model or judge spec that needs an API key the environment lacks is an argument error
+    now, not one failed run per row later. `what` names where the spec came from (--model)."""
+    if not spec:
+        return
+    provider, _, name = spec.strip().partition(":")
+    var = KEY_FOR.get(provider)
+    if var and name and not os.environ.get(var, "").strip():
+        raise ConfigError(f"{what} {spec}: {var} is not set (or use {instead or what} offline)")
+
+
+def check_positive(value: float | None, flag: str) -> None:
+    if value is not None and not value > 0:  # also catches NaN
+        raise ConfigError(f"{flag} must be a positive number of seconds, got {value:g}")
+
+
+def _writable_dir(directory: Path, flag: str, shown: str) -> None:
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{flag} {shown}: cannot write in {directory} ({exc.strerror or exc})") from None
+
+
+def _make_dir(directory: Path, flag: str, shown: str) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{flag} {shown}: cannot create directory {directory} ({exc.strerror or exc})") from None
+
+
+def check_out_dir(path: str | Path, flag: str = "--out") -> Path:
+    """A results directory: created if missing; an existing file or an unwritable place is an error."""
+    directory = Path(path)
+    if directory.exists() and not directory.is_dir():
+        raise ConfigError(f"{flag} {path}: not a directory (results get their own new file inside it)")
+    _make_dir(directory, flag, str(path))
+    _writable_dir(directory, flag, str(path))
+    return directory
+
+
+def _same_file(a: Path, b: str | Path) -> bool:
+    b = Path(b)
+    try:
+        return a.samefile(b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
+def check_new_file(path: str | Path, flag: str, *, force: bool = False, inputs=()) -> Path:
+    """A file the command will write: never one of its own inputs, never a directory, never an
+    existing file unless --force, and somewhere writable. Checked before any work starts."""
+    target = Path(path)
+    for source in inputs:
+        if source and _same_file(target, source):
+            raise ConfigError(f"{flag} {path}: that is this command's input; write somewhere else")
+    if target.is_dir():
+        raise ConfigError(f"{flag} {path}: is a directory; give a file name")
+    if target.exists() and not force:
+        raise ConfigError(f"{flag} {path}: already exists; use --force to replace it")
+    _make_dir(target.parent, flag, str(path))
+    _writable_dir(target.parent, flag, str(path))
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ConfigError(f"{flag} {path}: not writable")
+    return target
+
+
+def claim_file(path: str | Path, flag: str, *, force: bool = False) -> Path:
+    """Create the file now (O_EXCL unless --force), so a file that appeared since the check,
+    e.g. from a run started in the same second, is never overwritten."""
+    target = Path(path)
+    if force:
+        return target
+    try:
+        os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        raise ConfigError(f"{flag} {path}: already exists; use --force to replace it") from None
+    except OSError as exc:
+        raise ConfigError(f"{flag} {path}: cannot create ({exc.strerror or exc})") from None
+    return target
+
+
+def check_cache(path: str | None, flag: str = "--cache") -> None:
+    """The model-call cache: a SQLite file (new or existing) in a writable place."""
+    if not path:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ConfigError(f"{flag} {path}: is a directory; give a file name")
+    _make_dir(target.parent, flag, str(path))
+    _writable_dir(target.parent, flag, str(path))
+    if target.exists():
+        try:
+            with target.open("rb") as fh:
+                head = fh.read(len(SQLITE_MAGIC))
+        except OSError as exc:
+            raise ConfigError(f"{flag} {path}: cannot read ({exc.strerror or exc})") from None
+        if head and head != SQLITE_MAGIC:
+            raise ConfigError(f"{flag} {path}: not a cache file (not SQLite); give a new path")
+        if not os.access(target, os.W_OK):
+            raise ConfigError(f"{flag} {path}: not writable")
+
+
+# --- results files -----------------------------------------------------------------------
+
+def new_results_path(directory: str | Path, name: str) -> Path:
+    """`<directory>/<name>-<YYYYmmdd-HHMMSS>-<4 hex>.json`, created empty with O_EXCL: two runs,
+    even in the same second and from different processes, never share (or overwrite) a file."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    for _ in range(64):
+        path = directory / f"{name}-{stamp}-{secrets.token_hex(2)}.json"
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            return path
+        except FileExistsError:
+            continue
+    raise ConfigError(f"--out {directory}: no free results file name for {name}-{stamp}")
+
+
+# --- provenance ---------------------------------------------------------------------------
 
 def sha256_file(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()

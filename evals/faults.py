@@ -16,6 +16,7 @@ No fault ever removes a row from a denominator.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import functools
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ from evals.errors import ConfigError
 KINDS = {"agent-raises", "run-hangs", "not-a-turn", "scorer-raises", "judge-raises", "judge-hangs",
          "tool-hangs", "server-dies"}
 NEEDS_ARG = {"scorer-raises", "tool-hangs"}
+ROW_KINDS = {"agent-raises", "run-hangs", "not-a-turn"}  # ROW: one row id of the selection
+NO_ARG = {"judge-raises", "judge-hangs"}
 
 
 @dataclass(frozen=True)
@@ -43,8 +46,33 @@ def parse_faults(specs: list[str] | None) -> list[Fault]:
             raise ConfigError(f"--fault {spec!r}: unknown fault; known: {', '.join(sorted(KINDS))}")
         if kind in NEEDS_ARG and not arg:
             raise ConfigError(f"--fault {spec!r}: {kind} needs a name, e.g. {kind}:refund_order")
+        if kind == "server-dies" and arg and not (arg.isdigit() and int(arg) > 0):
+            raise ConfigError(f"--fault {spec!r}: server-dies takes a tool-call count, e.g. server-dies:4")
+        if kind in NO_ARG and arg:
+            raise ConfigError(f"--fault {spec!r}: {kind} takes no argument")
         faults.append(Fault(kind, arg or None))
     return faults
+
+
+def check_targets(faults: list[Fault], row_ids, tool_names=None) -> None:
+    """A fault aimed at a row that is not selected, or at a tool the server does not have,
+    would inject nothing and let the gate pass: an argument error instead. `tool_names`
+    comes from the server itself (None: the target lists no tools, so tool faults cannot apply)."""
+    rows = set(row_ids)
+    for f in faults:
+        if f.kind in ROW_KINDS and f.arg is not None and f.arg not in rows:
+            raise ConfigError(f"--fault {f.kind}:{f.arg}: no selected row has id {f.arg!r}{_hint(f.arg, rows)}")
+        if f.kind == "tool-hangs":
+            if tool_names is None:
+                raise ConfigError(f"--fault tool-hangs:{f.arg}: this agent lists no server tools to hang")
+            if f.arg not in tool_names:
+                raise ConfigError(f"--fault tool-hangs:{f.arg}: the server has no tool {f.arg!r}"
+                                  f"{_hint(f.arg, tool_names)}")
+
+
+def _hint(name: str, known) -> str:
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def server_fault(faults: list[Fault]) -> str | None:
