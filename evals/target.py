@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -89,6 +91,8 @@ def import_object(spec: str) -> Any:
         module_name, _, attr = spec.rpartition(".")
     if not module_name or not attr:
         raise ConfigError(f"--agent {spec!r}: expected 'package.module:callable'")
+    if os.getcwd() not in sys.path:  # like uvicorn's --app-dir ".": your package in the current directory
+        sys.path.append(os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
