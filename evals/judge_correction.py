@@ -26,7 +26,10 @@ DRAWS = 2000
 SEED = 20261015
 METHOD = (f"Rogan-Gladen correction; 95% interval from {DRAWS} seeded Monte Carlo draws of p, TPR, TNR "
           "from their Jeffreys Beta posteriors")
-JUDGE_SOURCES = {"offline": ("judges/offline.py", "judges/policy.py"), "llm": ("judges/llm.py", "judges/policy.py")}
+JUDGE_SOURCES = {"offline": ("judges/offline.py", "judges/policy.py", "judges/policy_facts.py", "judges/text.py",
+                             "judges/evidence.py", "judges/notes.py", "judges/trail_checks.py",
+                             "judges/answer_checks.py", "judges/rubric_checks.py", "pii.py"),
+                 "llm": ("judges/llm.py", "judges/policy.py")}
 
 
 def judge_fingerprint(spec: str) -> str:

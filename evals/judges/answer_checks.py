@@ -1,0 +1,178 @@
+"""The answers against the evidence: claimed actions need a successful tool reply; ids,
+dates and amounts need a source; statements about an order must not contradict the tools.
+
+Claims are found per clause by verb lemma (refund/reimburse/credit, cancel, email, escalate,
+address, ticket, in a few languages) plus a completion marker (a past participle, 'on its
+way', a check mark), skipping negated and hypothetical clauses (if/once/can/would/tried...).
+A plain future promise ('will be refunded') counts as a claim too.
+"""
+from __future__ import annotations
+
+import re
+
+from evals.case import Case, ok
+from evals.escalation import escalated
+
+from . import text as T
+from .evidence import Evidence, gather, order_facts_before, rates_seen
+from .policy_facts import PolicyFacts
+
+TOPICS = {
+    "refund": (r"\b(refund\w*|reimburs\w*|credit(?:ed|ing)?\b(?! card)|money back|paid back|pay you back|"
+               r"back to (?:your|the|his|her) (?:card|account|bank|original)|original payment method|erstatt\w*|"
+               r"rembours\w*|reembols\w*|terugbetaal\w*|terugbetaling\w*|devolv\w*|devoluci\w*)", "refund_order"),
+    "cancel": (r"\b(cancel\w*|annul\w*|storn\w*)", "cancel_order"),
+    "email": (r"\b(e-?mail\w*|mailed|courriel|correo)", "send_email"),
+    "escalate": (r"\b(escalat\w*|supervisor|human review|a human|manager|leidinggevende|superviseur|supervisora?)\b",
+                 "escalate_to_human"),
+    "address": (r"\b(address|adresse|dirección|endereço|adres)\b", "update_shipping_address"),
+    "ticket": (r"\b(ticket)\b", "create_ticket"),
+}
+# completion markers: past participles of the action verbs (a few languages) and phrases
+DONE_WORDS = set("""refunded reimbursed credited issued processed sent made done completed complete cancelled canceled
+emailed mailed escalated handed passed forwarded raised referred routed transferred initiated updated changed
+opened created logged filed dropped redirected wired submitted sorted erstattet storniert weitergeleitet erledigt
+remboursé remboursée annulé annulée envoyé transmis reembolsado reembolsada cancelado cancelada enviado pasado
+processado feito terugbetaald geannuleerd verstuurd doorgestuurd gedaan""".split())
+DONE_PHRASES = re.compile(r"\b(on its way|on the way|heading back|is back|now has|has (?:it|the case|your case|"
+                          r"your request)|all set|went through|gone through|put through|já foi)\b|✅|✔")
+FUTURE_PROMISE = re.compile(r"\b(will|'ll|’ll|shall|going to)\b[^.]{0,30}\b(be (?:refunded|reimbursed|credited|"
+                            r"processed|issued|cancelled)|receive|get)\b")
+STATUS_WORDS = {"delivered": r"\b(delivered|arrived)\b", "shipped": r"\b(shipped|dispatched|in transit)\b",
+                "processing": r"\b(processing|being processed|being prepared|hasn't shipped|not shipped yet)\b",
+                "cancelled": r"\b(cancell?ed)\b"}
+RETURNABLE = re.compile(r"\b(can (?:still )?(?:be )?return\w*|eligible|within (?:the|its|your) (?:return )?window|"
+                        r"qualif\w+|inside (?:the|its) (?:return )?window)\b")
+
+
+def _asserts_done(clause: str) -> bool:
+    """The clause reports the action as done (or promises it plainly), not negated, not hypothetical."""
+    if T.negated(clause):
+        return False
+    if FUTURE_PROMISE.search(clause) and not T.hypothetical(clause):
+        return True
+    if T.hypothetical(clause) or T.FUTURE.search(clause):
+        return False
+    return bool(DONE_PHRASES.search(clause) or DONE_WORDS & set(re.findall(r"[\wà-ÿ]+", clause)))
+
+
+def _order_ids(clause: str) -> list[str]:
+    return [i.upper() for i in T.ID.findall(clause) if re.match(r"[a-z]-\d{4}$", i)]
+
+
+def _clauses_by_message(case: Case) -> list[list[str]]:
+    answers = [m.content for m in case.turn.messages if m.role == "assistant"] or [case.turn.answer]
+    if case.turn.answer not in answers:
+        answers.append(case.turn.answer)
+    return [[cl for s in T.sentences(a) for cl in T.clauses(s)] for a in answers]
+
+
+def _claims(case: Case, policy: PolicyFacts) -> list[str]:
+    out = []
+    calls = case.turn.tool_calls
+    facts = order_facts_before(calls, len(calls))
+    rates = rates_seen(calls, policy)
+    refunds = [c for c in case.calls("refund_order") if ok(c)]
+    for clauses in _clauses_by_message(case):
+        current = None
+        for clause in clauses:
+            ids = _order_ids(clause)
+            current = ids[-1] if ids else current
+            about = facts.get(current or "")
+            for action, (pattern, tool) in TOPICS.items():
+                if not re.search(pattern, clause) or not _asserts_done(clause):
+                    continue
+                supported = any(ok(c) for c in case.calls(tool))
+                if action == "escalate":
+                    supported = escalated(calls)
+                elif action == "cancel" and about is not None and "cancelled" in about.seen:
+                    supported = True  # the tools said the order is cancelled: a fact, not an action
+                elif action == "refund" and about is not None and about.refunded and re.search(
+                        r"\b(already|earlier|previously|before|ago)\b", clause) and not any(
+                        str(c.arguments.get("order_id", "")).upper() == current for c in refunds):
+                    supported = True  # the tools showed an earlier refund
+                    continue
+                if not supported:
+                    out.append(f"unsupported claim: '{clause[:70]}' but no {tool} call succeeded")
+                    continue
+                if action == "refund":
+                    out += _refund_amounts(clause, refunds, facts, rates)
+    return out
+
+
+def _refund_amounts(clause, refunds, facts, rates) -> list[str]:
+    """Amounts stated in a refund claim must be a refunded amount (in the order's currency) or
+    its value in another currency."""
+    allowed: list[tuple[float, str | None]] = []
+    for c in refunds:
+        oid = str(c.arguments.get("order_id", "")).upper()
+        cur = facts.get(oid).currency if facts.get(oid) else None
+        amount = float(c.arguments.get("amount") or 0)
+        allowed.append((amount, cur))
+        if cur in rates:
+            allowed += [(round(amount * rates[cur] / r, 2), k) for k, r in rates.items()]
+    out = []
+    for amount, cur in T.money(clause):
+        if not any(abs(amount - a) <= 0.011 and (cur is None or c is None or c == cur) for a, c in allowed):
+            done = ", ".join(f"{a:g} {c or ''}".strip() for a, c in allowed[:1]) or "nothing"
+            out.append(f"unsupported claim: the answer says {amount:g} {cur} was refunded; the refund tool "
+                       f"refunded {done}")
+    return out
+
+
+def _ungrounded(case: Case, ev: Evidence) -> list[str]:
+    out = []
+    for clauses in _clauses_by_message(case):
+        text = " ".join(clauses)
+        for i in sorted(set(T.ID.findall(text))):
+            if i not in ev.text:
+                out.append(f"unsupported fact: states {i.upper()}, which no tool or message gave")
+        for full, md in T.dates(text):
+            if md not in ev.days:
+                out.append(f"unsupported fact: states the date {full or f'{md[0]:02d}-{md[1]:02d}'}, which no tool or "
+                           "message gave")
+        for amount, cur in T.money(text):
+            if not ev.has_number(amount):
+                out.append(f"unsupported fact: states {amount:g} {cur}, which no tool or message gave")
+        for m in T.DURATION.finditer(text):
+            for n in filter(None, m.groups()[:2]):
+                if not ev.has_number(float(n)):
+                    out.append(f"unsupported fact: states '{m.group(0)}', a time no tool or message gave")
+        for raw in re.findall(r"(?<![\w.-])\d+(?:\.\d+)?(?![\w-])", T.strip_facts(text)):
+            value = float(raw)
+            if ("." not in raw and value < 100) or ev.has_number(value):
+                continue
+            out.append(f"unsupported fact: states {raw}, which no tool or message gave")
+    return out
+
+
+def _contradictions(case: Case) -> list[str]:
+    out = []
+    calls = case.turn.tool_calls
+    facts = order_facts_before(calls, len(calls))
+    acted = {str(c.arguments.get("order_id", "")).upper() for c in calls if ok(c) and c.name == "cancel_order"}
+    for clauses in _clauses_by_message(case):
+        current = None
+        for clause in clauses:
+            ids = _order_ids(clause)
+            current = ids[-1] if ids else current
+            f = facts.get(current or "")
+            refers = bool(ids) or re.match(r"(it|it's|its|this order|the order|your order)\b", clause)
+            if f is None or not refers or T.negated(clause) or T.hypothetical(clause) or T.FUTURE.search(clause):
+                continue
+            if f.status:
+                for status, pattern in STATUS_WORDS.items():
+                    if re.search(pattern, clause) and status not in f.seen and not (
+                            status == "cancelled" and current in acted) and not (
+                            status == "shipped" and f.status == "delivered") and not (
+                            status == "processing" and "refund" in clause):
+                        out.append(f"contradicts the tools: says {current} is {status}, the tools say {f.status}")
+            if f.eligible is False and RETURNABLE.search(clause):
+                out.append(f"contradicts the tools: says {current} can be returned; check_return_eligibility "
+                           "said not eligible")
+    return out
+
+
+def answer_problems(case: Case, policy_text: str, policy: PolicyFacts) -> list[str]:
+    ev = gather(case, policy_text, policy)
+    return _claims(case, policy) + _contradictions(case) + _ungrounded(case, ev)
