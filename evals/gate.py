@@ -72,10 +72,11 @@ def new_record(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], setting
                selection: dict[str, Any] | None = None) -> Record:
     cand = agents[0].load()
     target = cand.target
+    seeds = list(settings.seeds) if settings.seeds is not None else list(range(settings.trials))
     meta = Meta(version=version_of(target), version_description=getattr(target, "description", "") or "",
                 baseline=agents[1].version if len(agents) > 1 else None, model=model_of(target),
                 judge=settings.judge, dataset=loaded.name, dataset_sha256=loaded.sha256,
-                git_commit=git_commit(), trials=settings.trials, seeds=list(range(settings.trials)),
+                git_commit=git_commit(), trials=len(seeds), seeds=seeds,
                 parallelism=settings.parallelism, timeout=settings.timeout, thresholds=bars, argv=argv,
                 started=datetime.now(UTC).isoformat(timespec="seconds"), agent=cand.spec,
                 agent_version=cand.options.version, model_override=cand.options.model, job=name_of(target),
@@ -104,7 +105,8 @@ def missing_pairs(record: Record) -> list[tuple[Row, int]]:
     for r in record.runs:
         have.setdefault((r.row_id, r.trial), set()).add(r.version)
     want = set(record.meta.versions)
-    return [(row, t) for row in rows for t in range(record.meta.trials) if have.get((row.id, t), set()) < want]
+    # a run's trial number is its seed (evals/seeds.py): meta.seeds says which runs belong
+    return [(row, t) for row in rows for t in record.meta.seeds if have.get((row.id, t), set()) < want]
 
 
 def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, path: Path,
@@ -112,7 +114,7 @@ def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, pa
     """Run the pairs into the record, checkpointing to path as runs finish. False: interrupted."""
     from evals.record import save_record
 
-    last_save = [time.monotonic()]
+    last_save = [float("-inf")]  # the first finished runs reach the disk at once, then every few seconds
 
     def on_runs(runs: list[RunResult]) -> None:
         record.runs.extend(runs)
@@ -121,8 +123,33 @@ def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, pa
             last_save[0] = time.monotonic()
 
     plan = Plan(pairs, hints=duration_hints(path.parent, record.meta.version))
-    return asyncio.run(run_plan(f"{name_of(agents[0].target)}", agents, plan, evaluators, settings, on_runs))
+    # Provider calls (openai:/orq:) start at the run's parallelism and are counted per run.
+    from evals import model_calls
+
+    model_calls.configure(parallelism=settings.parallelism)
+    model_calls.reset_call_stats()
+    started = time.perf_counter()
+    try:
+        return asyncio.run(run_plan(f"{name_of(agents[0].target)}", agents, plan, evaluators, settings, on_runs))
+    finally:
+        record.meta.model_calls = model_calls.run_summary(time.perf_counter() - started, settings.parallelism)
+
+
+def run_seeds(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], seeds: list[int], settings: Settings,
+              evaluators: list[dict], argv: list[str], path: Path | None = None) -> tuple[Record, bool]:
+    """Run every row at every seed through the agents (candidate first) into a new record:
+    what calibrate.py and scripts/gate_power.py share. (record, completed)."""
+    import tempfile
+
+    settings = replace(settings, trials=len(seeds))
+    record = new_record(agents, loaded, rows, settings, {}, argv)
+    record.meta.seeds = list(seeds)
+    with tempfile.TemporaryDirectory() as tmp:
+        completed = execute(record, [(r, s) for r in rows for s in seeds], settings,
+                            path or Path(tmp) / "run.json", agents, evaluators)
+    record.meta.complete = completed
+    return record, completed
 
 
 __all__ = ["DEFAULT_AGENT", "DEFAULT_DATASET", "AgentSpec", "agents_for", "agents_from_meta", "execute",
-           "load_rows_for", "missing_pairs", "new_record", "summarise_record"]
+           "load_rows_for", "missing_pairs", "new_record", "run_seeds", "summarise_record"]

@@ -26,6 +26,7 @@ class Settings:
     model: str | None = None  # None: each version's own default model
     judge: str = "offline"
     trials: int = 1
+    seeds: list[int] | None = None  # which seeds to run (a run's trial number is its seed); None: 0..trials-1
     parallelism: int = 8
     timeout: float = 120.0
     transport: str = "memory"
