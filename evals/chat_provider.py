@@ -12,14 +12,15 @@ from pydantic import PrivateAttr
 from evals.model_calls import call_with_retries, call_with_retries_sync
 
 
-def _headers(result: ChatResult) -> dict[str, str]:
-    """The response headers ChatOpenAI attached, removed so they never reach a message,
-    a Turn or the on-disk cache."""
+def _seen(result: ChatResult) -> tuple[dict[str, str], int]:
+    """The response headers ChatOpenAI attached (removed, so they never reach a message, a
+    Turn or the on-disk cache) and the tokens the call used."""
     headers: dict[str, str] = {}
     for generation in result.generations:
         info = generation.generation_info or {}
         headers = info.pop("headers", None) or headers
-    return headers
+    usage = (result.llm_output or {}).get("token_usage") or {}
+    return headers, int(usage.get("total_tokens") or 0)
 
 
 class ProviderChatModel(ChatOpenAI):
@@ -36,9 +37,9 @@ class ProviderChatModel(ChatOpenAI):
     async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
         parent = super()._agenerate
         return await call_with_retries(self._call_key, lambda: parent(messages, stop, run_manager, **kwargs),
-                                       max_retries=self._retries, on_success=_headers)
+                                       max_retries=self._retries, on_success=_seen)
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
         parent = super()._generate
         return call_with_retries_sync(self._call_key, lambda: parent(messages, stop, run_manager, **kwargs),
-                                      max_retries=self._retries, on_success=_headers)
+                                      max_retries=self._retries, on_success=_seen)

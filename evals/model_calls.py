@@ -176,6 +176,10 @@ class CallStats:
             except ValueError:
                 continue
 
+    def answered(self, headers: dict[str, str], tokens: int) -> None:
+        self.read_headers(headers)
+        self.tokens += tokens
+
     def count(self, failure: Failure) -> None:
         self.read_headers(failure.headers)
         if failure.kind == "rate_limit":
@@ -259,7 +263,7 @@ def summary_lines(summary: dict | None) -> list[str]:
 class AdaptiveLimit:
     def __init__(self, start: int, stats: CallStats):
         self.limiter = anyio.CapacityLimiter(start)
-        self.limit = start
+        self.limit = self.ceiling = start  # never above --parallelism: more would not be used
         self.stats = stats
         stats.start_limit = stats.start_limit or start
         stats.min_limit = min(stats.min_limit or start, start)
@@ -299,7 +303,7 @@ class AdaptiveLimit:
             return
         saturated = self._peak >= SATURATION * self.limit
         self._successes, self._peak = 0, 0
-        if saturated:
+        if saturated and self.limit < self.ceiling:
             self._set(self.limit + 1)
 
 
@@ -321,10 +325,13 @@ def _given_up(key: str, failure: Failure, retries: int) -> ModelCallFailed:
     return ModelCallFailed(f"{key}: {failure.text} after {retries} retr{'y' if retries == 1 else 'ies'}")
 
 
+Seen = Callable[[T], tuple[dict[str, str], int]]  # an answer -> (its headers, tokens it used)
+
+
 async def call_with_retries(key: str, send: Callable[[], Awaitable[T]], *, max_retries: int,
-                            on_success: Callable[[T], dict[str, str]] | None = None) -> T:
+                            on_success: Seen | None = None) -> T:
     """Send one model call through the endpoint's adaptive limit, retrying what is worth
-    retrying. `on_success` returns the response headers (for the x-ratelimit counts)."""
+    retrying. `on_success` reads the answer's headers and token count, for the counts."""
     limit = limit_for(key)
     stats = limit.stats
     attempt = 0
@@ -356,13 +363,13 @@ async def call_with_retries(key: str, send: Callable[[], Awaitable[T]], *, max_r
         stats.ok += 1
         stats.latency_s += time.monotonic() - started
         if on_success is not None:
-            stats.read_headers(on_success(result))
+            stats.answered(*on_success(result))
         limit.on_success(clean=attempt == 0)
         return result
 
 
 def call_with_retries_sync(key: str, send: Callable[[], T], *, max_retries: int,
-                           on_success: Callable[[T], dict[str, str]] | None = None) -> T:
+                           on_success: Seen | None = None) -> T:
     """The same retries for sync callers (no shared limit: sync calls come one at a time)."""
     stats = stats_for(key)
     attempt = 0
@@ -386,5 +393,5 @@ def call_with_retries_sync(key: str, send: Callable[[], T], *, max_retries: int,
         stats.ok += 1
         stats.latency_s += time.monotonic() - started
         if on_success is not None:
-            stats.read_headers(on_success(result))
+            stats.answered(*on_success(result))
         return result

@@ -77,6 +77,7 @@ class Meta(BaseModel):
     resumed: list[list[str]] = Field(default_factory=list)  # argv of each --resume
     regraded_from: str | None = None  # regrade: the results file re-scored
     compared_files: dict[str, str] | None = None  # compare: the two results files combined
+    model_calls: dict[str, Any] | None = None  # provider calls: counts, 429s, retries, wall vs physical limit
 
     @property
     def versions(self) -> list[str]:

@@ -59,7 +59,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="override the version's model: offline[:...] | openai:<m> | orq:<m>")
     p.add_argument("--judge", default="offline", help="policy judge: offline | openai:<m> | orq:<m>")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per run before it fails as 'timeout'")
-    p.add_argument("--max-retries", type=int, default=2, help="model-provider retries on 429/5xx")
+    p.add_argument("--max-retries", type=int, default=8,
+                   help="provider retries on 429/5xx/connection errors, with backoff (default 8)")
     p.add_argument("--transport", choices=["memory", "stdio"], default="memory", help="how to reach the MCP server")
     p.add_argument("--thresholds", default=str(DEFAULT_PATH), help="bars file (default evals/thresholds.toml)")
     p.add_argument("--out", default=str(cli.REPO / "results"), help="results directory")
@@ -198,6 +199,14 @@ def enable_cache(path: str | None) -> object | None:
     return enable(path)
 
 
+def print_model_calls(record: Record) -> None:
+    """Provider calls (openai:/orq:): counts, 429s, retries, wall time against the physical limit."""
+    from evals.model_calls import summary_lines
+
+    for line in summary_lines(record.meta.model_calls):
+        console.print(line, markup=False, highlight=False)
+
+
 def cache_line(st: dict) -> str:
     return f"model calls: {st['model_calls_made']} made, {st['served_from_cache']} served from cache"
 
@@ -235,6 +244,7 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
     cache = enable_cache(a.cache) if m.workers == 1 else None
     with server_fault_env(server_fault(faults)):
         completed = execute(record, pairs, settings, path, agents, evaluators) if pairs else True
+    print_model_calls(record)
     stats = cache.stats() if cache is not None else settings.cache_stats
     if a.cache and stats is not None:
         record.meta.cache = stats
@@ -298,6 +308,7 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     cache = enable_cache(a.cache) if a.workers == 1 else None
     with server_fault_env(server_fault(faults)):
         completed = execute(record, pairs, settings, path, agents, evaluators)
+    print_model_calls(record)
     stats = cache.stats() if cache is not None else settings.cache_stats
     if a.cache and stats is not None:
         record.meta.cache = stats
