@@ -130,16 +130,7 @@ def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, pa
     model_calls.reset_call_stats()
     started = time.perf_counter()
     try:
-        # Provider calls (openai:/orq:) start at the run's parallelism and are counted per run.
-    from evals import model_calls
-
-    model_calls.configure(parallelism=settings.parallelism)
-    model_calls.reset_call_stats()
-    started = time.perf_counter()
-    try:
         return asyncio.run(run_plan(f"{name_of(agents[0].target)}", agents, plan, evaluators, settings, on_runs))
-    finally:
-        record.meta.model_calls = model_calls.run_summary(time.perf_counter() - started, settings.parallelism)
     finally:
         record.meta.model_calls = model_calls.run_summary(time.perf_counter() - started, settings.parallelism)
 
