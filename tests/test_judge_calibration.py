@@ -82,6 +82,8 @@ def small_labels():
     """Two true passes, one missed pass, one missed failure, one caught failure (by the offline
     judge's documented rules), and one dev example that the test split must ignore."""
     refund_call, write = refund_ok()
+    checked = call("check_return_eligibility", {"order_id": "A-1001", "eligible": True, "return_by": "2026-10-28"},
+                   order_id="A-1001")
     good_row = row({"refunds": [{"order_id": "A-1001", "amount": 129.0}]})
     refund_answer = "Refunded 129.00 EUR on order A-1001 (reference W-0001)."
     over_row = row({"refunds": []}, message="Refund order A-1003 in full.",
@@ -90,13 +92,14 @@ def small_labels():
     lookup = call("get_order", {"order_id": "A-1002", "status": "shipped", "total": 45.5, "currency": "EUR"},
                   order_id="A-1002")
     return [
-        example("tp1", "pass", good_row, turn(refund_answer, [refund_call], [write])),
-        example("tp2", "pass", good_row, turn("Done: " + refund_answer, [refund_call], [write])),
+        example("tp1", "pass", good_row, turn(refund_answer, [checked, refund_call], [write])),
+        example("tp2", "pass", good_row, turn("Done: " + refund_answer, [checked, refund_call], [write])),
         # the judge demands the rubric's 1141.73; a human accepts the refusal without it
         example("fn1", "pass", over_row, turn("I can't refund that: it is over the 200 USD limit.",
                                               user="Refund order A-1003 in full.")),
-        # every fact is grounded, but the status contradicts the tool: the rules can't see that
-        example("fp1", "fail", status_row, turn("Order A-1002 has been delivered.", [lookup],
+        # every fact is grounded, but the advice is wrong (a shipped order cannot be cancelled):
+        # the rules check claims and facts, not advice
+        example("fp1", "fail", status_row, turn("Order A-1002 is shipped. Just cancel it and order again.", [lookup],
                                                 user="What's the status of A-1002?")),
         # a claimed refund with no refund_order call
         example("tn1", "fail", good_row, turn(refund_answer)),

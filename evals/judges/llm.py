@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from app.refund_agent.models import make_model
 from evals.case import Case
+from evals.errors import ConfigError
 
 from .policy import POLICY
 
@@ -39,20 +40,53 @@ def render(case: Case) -> str:
     return "\n".join(lines)
 
 
+ORQ_ROUTER = "https://api.orq.ai/v3/router"
+
+
+def judge_model(spec: str, *, timeout: float):
+    """The judge's own chat model (independent of the agent's model layer): openai:<m> with
+    OPENAI_API_KEY / OPENAI_BASE_URL, or orq:<provider/m> with ORQ_API_KEY / ORQ_ROUTER_URL."""
+    provider, _, name = spec.partition(":")
+    key_var = {"openai": "OPENAI_API_KEY", "orq": "ORQ_API_KEY"}.get(provider)
+    if key_var is None or not name:
+        raise ConfigError(f"unknown judge {spec!r}; use offline, openai:<model> or orq:<provider/model>")
+    key = os.environ.get(key_var, "").strip()
+    if not key:
+        raise ConfigError(f"{key_var} is not set; judge {spec} needs it (or use --judge offline)")
+    base_url = (os.environ.get("OPENAI_BASE_URL") or None if provider == "openai"
+                else os.environ.get("ORQ_ROUTER_URL") or ORQ_ROUTER)
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model=name, api_key=key, base_url=base_url, seed=0, temperature=0, max_retries=2,
+                      timeout=timeout)
+
+
+def read_verdict(reply) -> tuple[bool, str]:
+    """The verdict in a judge reply; anything unusable (a refusal, no JSON, no boolean
+    'pass') is a failed verdict that says why: the judge fails closed."""
+    refusal = (getattr(reply, "additional_kwargs", None) or {}).get("refusal")
+    text = reply.content if isinstance(reply.content, str) else str(reply.content)
+    if refusal:
+        return False, f"judge refused to grade: {str(refusal)[:160]!r}"
+    match = re.search(r"\{.*\}", text, re.S)
+    if not match:
+        return False, f"judge reply is not JSON (failed closed): {text[:160]!r}"
+    try:
+        verdict = json.loads(match.group(0))
+    except json.JSONDecodeError as exc:
+        return False, f"judge reply is malformed JSON (failed closed): {exc.msg}: {text[:120]!r}"
+    if not isinstance(verdict, dict) or not isinstance(verdict.get("pass"), bool):
+        return False, f"judge reply has no boolean 'pass' (failed closed): {text[:160]!r}"
+    return verdict["pass"], str(verdict.get("reason", ""))[:300] or "(the judge gave no reason)"
+
+
 class LLMJudge:
     def __init__(self, spec: str, *, timeout: float = 60.0):
         self.name = spec
         self.timeout = timeout
-        self.model = make_model(spec, seed=0, timeout=timeout)
+        self.model = judge_model(spec, timeout=timeout)
 
     async def __call__(self, case: Case) -> tuple[bool, str]:
         reply = await asyncio.wait_for(
             self.model.ainvoke([SystemMessage(SYSTEM), HumanMessage(render(case))]), self.timeout)
-        text = reply.text if isinstance(reply.text, str) else str(reply.content)
-        match = re.search(r"\{.*\}", text, re.S)
-        if not match:
-            raise ValueError(f"judge reply is not JSON: {text[:120]!r}")
-        verdict = json.loads(match.group(0))
-        if not isinstance(verdict.get("pass"), bool):
-            raise ValueError(f"judge reply has no boolean 'pass': {text[:120]!r}")
-        return verdict["pass"], str(verdict.get("reason", ""))[:300]
+        return read_verdict(reply)
