@@ -207,3 +207,13 @@ async def test_in_process_calls_keep_conversations_apart():
         await call_in_process(server, "conv-a", "refund_order", {"order_id": "A-1001", "amount": 1.0})
     assert [w["reference"] for w in server_writes(server, "conv-a")] == ["W-0001"]
     assert [w["order_id"] for w in server_writes(server, "conv-b")] == ["A-1001"]
+
+
+async def test_the_agent_frees_its_in_process_worlds():
+    """aask_agent reads the write log into the Turn, then releases the world, so a long
+    gate (rows x trials) never meets the per-session cap."""
+    from app.refund_agent.client import aask_agent, connection
+
+    turn = await aask_agent("Cancel order A-1004, the customer changed their mind.", "v3")
+    assert [w["action"] for w in turn.writes] == ["cancel"]
+    assert len(server_worlds((await connection(True)).local_server)) == 0

@@ -192,6 +192,11 @@ class Conversation:
         return turn_from_messages(self.messages, version=self.spec, model=self.model_spec, seed=self.seed,
                                   writes=writes, seconds=seconds, error=error)
 
+    def close(self) -> None:
+        """Free this conversation's world on the server; the conversation is finished."""
+        if self._conn is not None:
+            self._conn.release(self.id)
+
 
 async def aask_agent(message_or_turns: str | Sequence[str], version: str | Version, *, model: str | None = None,
                      seed: int = 0, transport: str = "memory", max_retries: int = 2,
@@ -201,8 +206,11 @@ async def aask_agent(message_or_turns: str | Sequence[str], version: str | Versi
     turns = _as_turns(message_or_turns)
     conv = Conversation(version, model=model, seed=seed, transport=transport, max_retries=max_retries,
                         model_timeout=model_timeout)
-    await conv._run(turns, timeout)
-    return await conv.turn()
+    try:
+        await conv._run(turns, timeout)
+        return await conv.turn()
+    finally:
+        conv.close()
 
 
 class _BackgroundLoop:

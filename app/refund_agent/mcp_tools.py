@@ -114,6 +114,15 @@ class Connection:
         contents = await self.client.read_resource(f"northwind://conversations/{conversation}/writes")
         return json.loads(contents[0].text) if contents else []
 
+    def release(self, conversation: str) -> None:
+        """Free a finished conversation's world when the server lives in this process (the
+        server never evicts a world with writes on its own; over MCP, a session's worlds
+        go when the session ends)."""
+        if self.local_server is not None:
+            from app.northwind import release_conversation
+
+            release_conversation(self.local_server, conversation)
+
 
 class ToolNoReply(Exception):
     """A tool call got no reply in time. Not a ToolException on purpose: it ends the run,
