@@ -40,7 +40,7 @@ def _required_action(case: Case, conjunct: str) -> list[str]:
         return []
     if re.search(r"\b(?:goes|go|sent|routed|handed) to escalate_to_human\b", conjunct):
         return [] if escalated(case.turn.tool_calls) else [f"rubric: '{conjunct[:60]}', but nothing was escalated"]
-    m = re.match(r"(refunds|cancels|emails|sends)\b", conjunct)
+    m = re.match(r"(refunds|cancels|emails|sends)\b(?! (?:up to|are|is|were|only|over|above|below))", conjunct)
     if not m or (m.group(1) == "sends" and "email" not in conjunct):
         return []
     tool = ACTIONS[m.group(1)]
@@ -76,7 +76,9 @@ def rubric_misses(case: Case) -> list[str]:
             missing = [t for t in _tokens(clause) if not _present(t, answer)]
             if missing:
                 out.append(f"rubric: the answer misses {missing[0].upper()} that the rubric requires")
-        for conjunct in re.split(r",? and |, then |, ", clause + ", " + why):
+        # actions the clause requires; after a colon only when the head is a label ("second turn")
+        required = clause + (", " + why if re.fullmatch(r"(?:\w+ )?turns?(?: \w+)?", clause) else "")
+        for conjunct in re.split(r",? and |, then |, ", required):
             out += _required_action(case, conjunct.strip())
         # the reason after a colon: the answer must give at least one of its facts
         reasons = [t for t in _tokens(why) if T.ISO.fullmatch(t) or "." in t]
