@@ -9,8 +9,8 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from evaluatorq import DataPoint, evaluatorq, job
 from pydantic import ValidationError
 
 from app.refund_agent.secrets import scrub, secret_values
@@ -19,6 +19,9 @@ from evals.faults import job_fault
 from evals.record import RunResult, Verdict
 from evals.target import model_of, name_of, target_inputs, version_of
 from evals.turn import Turn
+
+if TYPE_CHECKING:  # evaluatorq costs ~1.5 s to import: only when a run starts
+    from evaluatorq import DataPoint
 
 
 @dataclass
@@ -93,6 +96,8 @@ async def _faulty_agent(kind: str):
 
 def make_job(agent, plan: Plan, settings: Settings, pool=None):
     """An evaluatorq job calling one target (an evals.gate.AgentSpec) on each (row, trial)."""
+    from evaluatorq import job
+
     target = agent.target
     version, model = version_of(target), model_of(target)
 
@@ -168,6 +173,8 @@ async def run_plan(name: str, agents: list, plan: Plan, evaluators: list[dict], 
     """Run the plan through each agent (evals.gate.AgentSpec: candidate first); call on_runs as
     each datapoint completes. Returns False when interrupted (Ctrl-C / SIGTERM): what finished
     has been handed to on_runs, the rest has not."""
+    from evaluatorq import evaluatorq
+
     names = [e["name"] for e in evaluators]
     jobs = {name_of(a.target): version_of(a.target) for a in agents}
     if len(jobs) != len(agents):
