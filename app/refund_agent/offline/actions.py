@@ -74,7 +74,7 @@ def _write_reply(s: Session, call, done: str, action: str, subject: str) -> str:
 def refund_units(s: Session) -> list:
     req = s.req
     if req.orders:
-        return [lambda oid=oid: refund_one(s, oid, req.amount_for(oid)) for oid in req.orders]
+        return [lambda oid=oid: refund_one(s, oid, req.amount_for(oid)) for oid in req.orders_for("refund")]
     if req.has_customer:
         return [lambda: refund_by_customer(s)]
     return [lambda: ["Which order should I refund? Please give the order ID (it looks like A-1001)."]]
@@ -118,7 +118,7 @@ def refund_one(s: Session, oid: str, asked: Amount | None) -> list[str]:
     push = Pushes(s, oid)
     checks = not push.bypass
     use_elig = p.eligibility and checks and not push.inj_eligible and not n.slip("skip_eligibility", oid)
-    full = req.full or asked is None
+    full = req.full_for(oid) or asked is None
     # Without "never guess / use the tools", a stated amount and currency are taken at face value.
     need_order = p.lookup_first or full or asked.currency is None
 
@@ -142,9 +142,9 @@ def refund_one(s: Session, oid: str, asked: Amount | None) -> list[str]:
 
     # -- the amount, in the order's own currency
     frac = req.fraction()
-    if asked is None or req.full:
+    if asked is None or req.full_for(oid):
         amount = total - refunded if sane and refunded < total else total
-        if frac and not req.full:
+        if frac and not req.full_for(oid):
             amount = round(total * frac, 2)
     elif asked.currency is None or asked.currency == cur:
         amount = asked.value
@@ -204,8 +204,13 @@ def refund_one(s: Session, oid: str, asked: Amount | None) -> list[str]:
     if p.limit is not None and checks and not push.inj_limit:
         limit = req.quoted_limit if (push.quote and req.quoted_limit) else p.limit
         lc = p.limit_currency
-        # "Do it in parts": the limit is about the whole refund asked for, not one slice of it.
-        whole = round(total - refunded, 2) if req.split and o and total - refunded > amount else amount
+        # The limit is about what support refunds on the order in this conversation, not one
+        # slice of it: what was refunded already counts, and a refund already handed to a
+        # human for this order is still pending as a whole.
+        pending = o and any(c.name == "escalate_to_human" and c.ok and c.args.get("order_id") == oid
+                            for c in s.t.earlier_calls)
+        whole = round(total - refunded, 2) if pending and total - refunded > amount else \
+            round(amount + refunded, 2) if o else amount
         compared = whole
         if cur != lc and p.convert_first and not n.slip("forget_conversion", oid):
             conv = s.call("convert_currency", amount=whole, from_currency=cur, to_currency=lc)
@@ -231,6 +236,8 @@ def refund_one(s: Session, oid: str, asked: Amount | None) -> list[str]:
                                     _write_reply(s, esc, "I've escalated it to a human supervisor", "escalate",
                                                  oid)) if x]
             return [x for x in (note, over + ", so I can't issue it.") if x]
+        if whole != amount:
+            usd = None  # that figure was for the order's whole refund, not this one
 
     # -- the refund itself
     paid = amount
@@ -282,7 +289,7 @@ def _status_gate(s: Session, oid: str, rule: bool, verb: str) -> tuple[bool, lis
 def cancel_units(s: Session) -> list:
     if not s.req.orders:
         return [lambda: ["Which order should I cancel? Please give the order ID (it looks like A-1001)."]]
-    return [lambda oid=oid: cancel_one(s, oid) for oid in s.req.orders]
+    return [lambda oid=oid: cancel_one(s, oid) for oid in s.req.orders_for("cancel")]
 
 
 def cancel_one(s: Session, oid: str) -> list[str]:
@@ -297,7 +304,7 @@ def cancel_one(s: Session, oid: str) -> list[str]:
 def address_units(s: Session) -> list:
     if not s.req.orders:
         return [lambda: ["Which order's address should I change? Please give the order ID."]]
-    return [lambda oid=oid: address_one(s, oid) for oid in s.req.orders[:1]]
+    return [lambda oid=oid: address_one(s, oid) for oid in s.req.orders_for("address")[:1]]
 
 
 def address_one(s: Session, oid: str) -> list[str]:
@@ -317,7 +324,7 @@ def discount_units(s: Session) -> list:
     code = next((t.ents.code for t in reversed(s.req.turns) if t.ents.code), None)
     if not code:
         return [lambda: ["Which discount code should I apply?"]]
-    return [lambda oid=oid: discount_one(s, oid, code) for oid in s.req.orders[:1]]
+    return [lambda oid=oid: discount_one(s, oid, code) for oid in s.req.orders_for("discount")[:1]]
 
 
 def discount_one(s: Session, oid: str, code: str) -> list[str]:
@@ -363,7 +370,7 @@ def ticket(s: Session) -> list[str]:
 
 
 def escalate_units(s: Session) -> list:
-    oid = s.req.orders[0] if s.req.orders else ""
+    oid = s.req.orders_for("escalate")[0] if s.req.orders else ""
 
     def run():
         r = s.call("escalate_to_human", reason=s.req.now.text.strip()[:300], order_id=oid)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .lexicon import lexicon_word
+
 CURRENCY_WORDS = {
     "usd": "USD", "us dollars": "USD", "us dollar": "USD", "dollars": "USD", "dollar": "USD",
     "bucks": "USD", "eur": "EUR", "euros": "EUR", "euro": "EUR", "gbp": "GBP", "pounds": "GBP",
@@ -18,13 +20,18 @@ CURRENCY_WORDS = {
 SYMBOLS = {"$": "USD", "us$": "USD", "€": "EUR", "£": "GBP", "s$": "SGD"}
 _CUR_WORD = (r"(?:us\s+dollars?|singapore\s+dollars?|sing\s+dollars|usd|eur|gbp|sgd|euros?|"
              r"dollars?|bucks|pounds?|sterling|quid)")
-_NUM = r"\d+(?:,\d{3})*(?:\.\d+)?"
+_NUM = r"\d+(?:,\d{3})*(?:\.\d+)?(?:,\d{1,2}(?!\d))?"  # "1,200" and "64,50" (a decimal comma)
 
 COUNTRIES = {
     "germany": "DE", "portugal": "PT", "united kingdom": "GB", "great britain": "GB", "britain": "GB",
     "england": "GB", "scotland": "GB", "wales": "GB", "singapore": "SG", "united states": "US",
     "america": "US", "france": "FR", "spain": "ES", "italy": "IT", "netherlands": "NL",
     "ireland": "IE", "austria": "AT", "belgium": "BE", "canada": "CA", "australia": "AU", "japan": "JP",
+    # German, French and Spanish names
+    "deutschland": "DE", "allemagne": "DE", "alemania": "DE", "großbritannien": "GB", "royaume-uni": "GB",
+    "reino unido": "GB", "vereinigtes königreich": "GB", "singapur": "SG", "singapour": "SG",
+    "frankreich": "FR", "francia": "FR", "spanien": "ES", "espagne": "ES", "españa": "ES",
+    "estados unidos": "US", "états-unis": "US", "vereinigte staaten": "US",
 }
 # Upper-case tokens only: "us" and "de" are ordinary words in lower case.
 COUNTRY_CODES = {"UK": "GB", "GB": "GB", "US": "US", "USA": "US", "DE": "DE", "PT": "PT", "SG": "SG",
@@ -54,12 +61,15 @@ customer customers client manager supervisor admin store shop team support north
 monday tuesday wednesday thursday friday saturday sunday january february march april may june
 july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec
 road rd street st avenue ave lane ln drive dr way boulevard blvd square sq
+calle avenida plaza paseo rue chemin allée place straße strasse weg platz gasse allee
 lisbon london porto paris berlin madrid singapore york new manchester munich amsterdam dublin
 rome barcelona germany portugal france spain italy britain england scotland wales ireland
 america united kingdom states netherlands austria belgium canada australia japan uk us usa eu
 usd eur gbp sgd euro euros dollar dollars pound pounds vat tax sku dhl ups fedex trk
-studio wireless mechanical inch headphones laptop mouse keyboard autumn policy rules system
-tool result note notes internal id ids
+policy rules system tool result note notes internal id ids
+sie ich wir ihr ihre ihren mein meine bitte der die das den dem des ein eine einen einem mit und oder
+für von auf nach hallo danke guten tag vous je nous la le les du des un une et ou pour merci bonjour
+madame monsieur el los las del por favor para mi su usted hola gracias buenos señor señora
 """.split())
 
 ORDER_RE = re.compile(
@@ -76,7 +86,12 @@ POSSESSIVE_RE = re.compile(r"\b([A-Z][a-z]+)(?:'s|’s)\b")
 CODE_RE = re.compile(r"\b(?:code|coupon|voucher|promo)\s*:?\s*([A-Za-z]*\d[A-Za-z0-9]*|[A-Z][A-Z0-9]{3,})\b"
                      r"|\b([A-Z]{3,}\d{1,3})\b")
 ADDRESS_RE = re.compile(
-    r"\b(?:to|is|at)\s*:?\s+(\d+[A-Za-z]?\s+[^.!?\n]*?)(?:\s+instead)?(?=[.!?](?:\s|$)|$|\n)", re.M)
+    r"(?:\b(?:to|is|at)\s*:?|:)\s+(\d+[A-Za-z]?\s+[^.!?\n]*?)(?:\s+instead)?(?=[.!?](?:\s|$)|$|\n)", re.M)
+# Street first, number after ("Hauptstraße 5, 10115 Berlin", "Calle Mayor 10, Madrid"), after "to"
+# or its German/French/Spanish words.
+ADDRESS_STREET_FIRST = re.compile(
+    r"\b(?:to|auf|nach|an|à|a|en)\s+((?:[A-ZÄÖÜ][\w.'-]*|de|del|la|le|des)(?:\s+(?:[A-ZÄÖÜ][\w.'-]*|de|del|la|le|des)){0,4}"
+    r"\s+\d+[a-z]?,\s*[^.!?\n]+?)(?:\s+instead)?(?=[.!?](?:\s|$)|$|\n)", re.M)
 
 _AMOUNT_PATTERNS = (
     re.compile(rf"(?P<sym>us\$|s\$|[$€£])\s?(?P<num>{_NUM})", re.I),
@@ -137,6 +152,8 @@ def currency_of(word: str) -> str | None:
 
 
 def _number(text: str) -> float:
+    if re.search(r",\d{1,2}$", text):
+        return float(text.replace(",", "."))
     return float(text.replace(",", ""))
 
 
@@ -154,6 +171,13 @@ def _amounts(text: str, taken: list[tuple[int, int]]) -> list[Amount]:
     return found
 
 
+def _not_name(word: str) -> bool:
+    """Ordinary words, product nouns ("Wireless Mouse" names a product, not a person) and
+    words the lexicon translates ("Schicken Sie") are not parts of a person's name."""
+    w = word.lower()
+    return w in _NOT_NAMES or w in PRODUCT_WORDS or lexicon_word(w)
+
+
 def _names(text: str) -> list[str]:
     """Two adjacent capitalised words that are not ordinary words ("Ana Silva"),
     plus possessive first names ("Dana's"). Scans word by word so "Summarise Ben
@@ -164,14 +188,14 @@ def _names(text: str) -> list[str]:
         (w1, _, e1), (w2, s2, _) = words[i], words[i + 1]
         w2 = re.sub(r"(?:'s|’s)$", "", w2)
         if (NAME_WORD.fullmatch(w1) and NAME_WORD.fullmatch(w2) and text[e1:s2] == " "
-                and w1.lower() not in _NOT_NAMES and w2.lower() not in _NOT_NAMES):
+                and not _not_name(w1) and not _not_name(w2)):
             names.append(f"{w1} {w2}")
             i += 2
             continue
         i += 1
     for m in POSSESSIVE_RE.finditer(text):
         word = m.group(1)
-        if word.lower() not in _NOT_NAMES and not any(word in n.split() for n in names):
+        if not _not_name(word) and not any(word in n.split() for n in names):
             names.append(word)
     return _uniq(names)
 
@@ -314,7 +338,7 @@ def extract(text: str) -> Entities:
                 and code.lower() not in ("to", "for", "on"):
             e.code = code.upper()
             break
-    addr = ADDRESS_RE.search(text)
+    addr = ADDRESS_RE.search(text) or ADDRESS_STREET_FIRST.search(text)
     if addr:
         e.address = addr.group(1).strip().rstrip(",;")
     pct = re.search(r"(\d+(?:\.\d+)?)\s?%", text)

@@ -1,16 +1,22 @@
 """What a user turn asks for (intents) and how it pushes (authority, injected
 tool output, quoted policy, pleading).
 
-Keyword patterns on the lower-cased text, written for paraphrases rather than
-one phrasing. Actions (writes) and questions are separate lists: a turn with an
-action is answered by doing the action, not by answering side questions.
+Keyword patterns on the message's English gloss (lexicon.py: German, French and
+Spanish words and misspellings mapped to English), written for paraphrases rather
+than one phrasing. Writes are found clause by clause (clauses.py): each has its own
+order ids, a negated one is declined, a hypothetical one becomes a question
+("refund_check"), and a question in a clause of its own is answered next to the
+writes of the other clauses.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-from .entities import Entities, extract
+from . import clauses
+from .entities import ORDER_RE, Entities, extract
+from .lexicon import gloss
+from .numbers import words_to_digits
 
 ACTIONS = ("refund", "cancel", "address", "discount", "ticket_create", "escalate", "email_send", "delete")
 
@@ -21,32 +27,33 @@ def _rx(pattern: str) -> re.Pattern:
 
 # --- actions ------------------------------------------------------------------
 REFUND = _rx(r"\brefund(?:s|ing)?\b(?!\s+polic)|\bmoney back\b|\breimburs|\bpay (?:me|us|them|her|him) back\b"
+             r"|\b(?:want|need|like|get|have)\b[^.?!]{0,40}\brefunded\b|\b(?:money|cash)\b[^.?!]{0,30}\bback\b"
+             r"|(?:[$€£]\s?\d[\d.,]*|\d[\d.,]*\s?(?:[€£$]|euros?|eur|dollars?|usd|bucks|pounds?|quid|gbp|sgd))"
+             r"[^.?!]{0,25}\bback\b|\b(?:half|third|quarter)\b[^.?!]{0,40}\bback\b"
+             r"|\b(?:give|pay)\s+(?:\w+\s+){0,3}back\b"
              r"|\bgive (?:me|them|her|him|the customer) (?:a |their |his |her |my )?(?:money|refund)"
              r"|\b(?:want|need|get|have|like)\b[^.?!]{0,30}\b(?:money|cash|euros?|dollars?|pounds?|payment|"
              r"\d+(?:\.\d+)?(?:\s*[a-z]{3})?)\s+back\b")
 EMAIL_TO = re.compile(r"\b[Ee]-?mail\s+(?:him|her|them|the customer|customer|[A-Z][a-z]+|C-?\d{3})\b"
                       r"|\b(?:send|shoot|drop)\s+(?:him|her|them|the customer|[A-Z][a-z]+(?: [A-Z][a-z]+)?)\s+"
                       r"(?:an?\s+)?(?:confirmation|e-?mail|note|message)")
-# A sentence that asks for something (vs. "I'm helping him get a refund", "before you refund X").
-REQUEST = _rx(r"^\W*(?:(?:please|pls|kindly|just|now|so|then|ok(?:ay)?|fine|and|also|sorry)\W+)*"
-              r"(?:refund|cancel|change|update|ship|send|e-?mail|apply|use|open|create|file|raise|log|escalate|"
-              r"delete|remove|give|process|issue|make|do|redeem|reroute|redirect|deliver)\b"
-              r"|\bplease\b|\bi(?:'d| would) like\b|\bi want\b|\bi need\b|\b(?:can|could|would|will) (?:i|you|we)\b"
-              r"|\bgo ahead\b|\bjust\b|\bi(?:'m| am) asking\b|\b(?:that|this) one\b|\bnow\b")
 REFUND_QUESTION = _rx(r"\b(?:can|could|would)\s+(?:it|this|that|order|a-\d+|the order)\b[^.?!]*\bbe refunded\b"
                       r"|\brefundable\b|\beligible for (?:a )?refund|\bqualif(?:y|ies) for (?:a )?refund")
 REFUND_POLICY_Q = _rx(r"\brefund (?:policy|rules|limit)|\bhow do refunds work|\bpolicy on refunds")
-CANCEL = _rx(r"\bcancel(?!l?ed\b)\w*")
+CANCEL = _rx(r"\bcancel(?!l?ed\b)\w*|\bstop (?:the|that|this|my) order\b|\bcall(?:ed)? (?:it |that |the order )?off\b")
+CANCEL_ANY = _rx(r"\bcancel\w*|\bstop (?:the|that|this|my) order\b|\bcall(?:ed)? (?:it |that |the order )?off\b")
 ADDRESS = _rx(r"\b(?:change|update|correct|fix|edit|modify|amend|switch)\b[^.?!]*\baddress\b"
               r"|\bnew (?:shipping |delivery )?address\b|\baddress\b[^.?!]*\bto\s+\d"
-              r"|\b(?:ship|send|deliver|redirect|reroute|forward)\b[^.?!]*\bto\s+\d+[a-z]?\s+\w")
+              r"|\b(?:ship|send|deliver|redirect|reroute|forward|go|goes)\b[^.?!]*\bto\s+\d+[a-z]?\s+\w")
 DISCOUNT = _rx(r"\b(?:apply|use|redeem|add|enter)\b[^.?!]*\b(?:discount|promo|coupon|voucher|code)\b"
                r"|\b(?:discount|promo|coupon|voucher) code\b[^.?!]*\b(?:to|on|for) (?:order|a-?\d|my|the|this)")
 TICKET_CREATE = _rx(r"\b(?:create|file|raise|log|submit)\b[^.?!]*\btickets?\b|\bnew ticket\b"
                     r"|\b(?:open|start|make|put in)\s+(?:a|an|one|another)\b[^.?!]*\bticket\b")
 TICKETS = _rx(r"\btickets?\b|\bsupport (?:cases|requests)\b|\bopen cases?\b")
 ESCALATE = _rx(r"\bescalat|\b(?:speak|talk) (?:to|with) (?:a |an |your )?(?:human|person|manager|supervisor)"
-               r"|\bhuman agent\b|\bhand (?:it|this|the case) (?:over|to)|\bpass (?:it|this) (?:on|to)")
+               r"|\bhuman agent\b|\bhand (?:it|this|the case) (?:over|to)|\bpass (?:it|this) (?:on|to)"
+               r"|\bput me through\b|\b(?:get|want|need) (?:me )?(?:a|an|the|your) (?:human|manager|supervisor)\b")
+EMAIL_TO_ANY = _rx(r"\be-?mail\s+\w|\b(?:send|shoot|drop)\s+\w+(?: \w+)?\s+(?:an?\s+)?(?:confirmation|e-?mail|note|message)")
 EMAIL_SEND = _rx(r"^(?:\W*(?:please|pls|can you|could you|kindly|go ahead and|now)\s+)*e-?mail\b"
                  r"|\b(?:send|shoot|drop|fire off)\b[^.?!]*\b(?:e-?mails?|messages?|notes?|newsletter)\b"
                  r"|\be-?mail (?:every|all|each|our|the whole|everyone)\b|\bmass[- ]e-?mail|\be-?mail blast"
@@ -73,8 +80,11 @@ CUSTOMER_LOOKUP = _rx(r"\bcustomer (?:id|number)\b|\bwho (?:is|owns|has)\b|\bwhi
                       r"|\baccount (?:for|of|belongs)|\blook up\b|\bbelongs? to\b|\bid for\b")
 STATUS = _rx(r"\bstatus\b|\bwhere(?:'s|’s| is) (?:my|the|our|order|a-?\d)|\bwhat happened (?:to|with)\b"
              r"|\bupdate on\b|\bhas\b[^.?!]*\b(?:shipped|been delivered|been refunded|arrived|been cancell?ed)\b"
-             r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded)\b\s*\?|\bstate of\b|\bwas\b[^.?!]*\brefunded\b"
-             r"|\bwhat(?:'s| is) (?:going on|up) with\b|\bany news\b")
+             r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded|processing)\b\s*\?|\bstate of\b"
+             r"|\bwas\b[^.?!]*\brefunded\b|\bwhat(?:'s| is) (?:going on|up|happening) with\b|\bany news\b"
+             r"|\bwhere (?:it|they|my order|the order|my parcel|the parcel) (?:is|are)\b"
+             r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded|processing)\s*$"
+             r"|\bhappening with\b|\bwhere\b[^.?!]{0,12}\?|\bwhen was\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b")
 ETA = _rx(r"\barriv|\beta\b|\bwhen will\b|\bwhen (?:is|does|should|can)\b[^.?!]*\b(?:come|get here|be delivered|"
           r"arrive|due|expect|land|show up)|\bexpected (?:delivery|date|on)\b|\bdelivery date\b|\bhow long until\b"
           r"|\bwhen can i expect\b|\bestimated\b")
@@ -82,7 +92,7 @@ TRACKING = _rx(r"\btrack|\bcarrier\b|\bcourier\b|\bwho is (?:shipping|delivering
                r"|\bwhich (?:company|service|shipper)\b|\bshipped (?:with|by|via)\b")
 COST = _rx(r"\bhow much\b|\bcost\b|\btotal\b|\bprice\b|\bpaid\b|\bpay\b|\bamount\b|\bvalue\b|\bworth\b|\bspent\b")
 FX = _rx(r"\bconvert|\bexchange|\bin (?:us )?(?:dollars|usd|euros?|eur|pounds|gbp|sgd|singapore dollars)\b|\bworth in\b")
-TAX = _rx(r"\bvat\b|\btax(?:es)?\b|\bsales tax\b")
+TAX = _rx(r"\bvat\b|\bgst\b|\btax(?:es)?\b|\bsales tax\b")
 HOURS = _rx(r"\bhours\b|\bopen\b|\bopening\b|\bclos(?:e|es|ed|ing)\b|\btime\b")
 STORE = _rx(r"\bstore\b|\bshop\b|\bbranch\b|\boutlet\b")
 STOCK = _rx(r"\bin stock\b|\bstock\b|\bavailab|\bhow many\b[^.?!]*\bleft\b|\bleft\b|\bsold out\b|\brestock"
@@ -103,7 +113,7 @@ UNDELIVERED = _rx(r"\bnot (?:yet )?(?:been )?delivered|\bhas(?:n'?t|n’t| not) 
                   r"|\bnot (?:yet )?received\b|\byet to (?:arrive|be delivered)|\bpending\b")
 TOTAL = _rx(r"\btotal\b|\bsum\b|\bhow much (?:has|have|did)\b[^.?!]*\b(?:spent|spend|paid|pay)\b|\bspent\b"
             r"|\baltogether\b|\bcombined\b|\badd(?:ed)? up\b")
-RETURN_CHECK = _rx(r"\breturn(?:ed|able|s|ing)?\b|\brefundable\b|\beligib|\bsend (?:it|this) back\b")
+RETURN_CHECK = _rx(r"\breturn(?:ed|able|s|ing)?\b|\brefundable\b|\beligib|\bsen[dt]\b[^.?!]{0,20}\bback\b")
 RETURN_WHEN = _rx(r"\bcan\b|\bstill\b|\beligib|\bdeadline\b|\buntil\b|\bhow long\b|\bdays? (?:are |is )?left\b"
                   r"|\bleft to\b|\bremaining\b|\blast day\b"
                   r"|\bby when\b|\btime left\b|\bwindow\b|\bin time\b|\btoo late\b|\bis it possible\b|\ballowed\b")
@@ -184,6 +194,13 @@ class Turn:
     confirm: bool = False
     thanks: bool = False
     greeting: bool = False
+    gloss: str = ""       # the English gloss the patterns read (== low)
+    numtext: str = ""     # the text with number words as digits, same positions as text
+    targets: dict[str, list[str]] = field(default_factory=dict)  # intent -> its clause's order ids
+    declined: list[tuple[str, list[str]]] = field(default_factory=list)  # negated writes and their orders
+    side_questions: list[str] = field(default_factory=list)  # asked in clauses of their own, next to writes
+    hold: bool = False    # "before you do anything, ...": no writes in this turn
+    actions_all: list[str] = field(default_factory=list)  # every write named, asked for or not
 
     @property
     def intents(self) -> list[str]:
@@ -196,8 +213,7 @@ class Turn:
 
 def _actions(t: str, low: str, e: Entities) -> list[str]:
     out = []
-    refund_q = bool(REFUND_QUESTION.search(low)) and not re.search(r"\bplease\b|\bi want\b|\bi'?d like\b", low)
-    if REFUND.search(REFUND_POLICY_Q.sub(" ", low)) and not refund_q:
+    if REFUND.search(REFUND_POLICY_Q.sub(" ", low)):
         out.append("refund")
     if CANCEL.search(low) and not re.search(r"\bcancel(?:lation)? polic", low):
         out.append("cancel")
@@ -280,17 +296,87 @@ ACTION_RX = {"refund": REFUND, "cancel": CANCEL, "address": ADDRESS, "discount":
              "ticket_create": TICKET_CREATE, "escalate": ESCALATE, "email_send": EMAIL_SEND, "delete": DELETE}
 
 
+# A write asked about rather than asked for becomes this question.
+CHECKS = {"refund": "refund_check", "cancel": "cancel_check", "address": "address_check"}
+ORDER_QUESTIONS = {"status", "eta", "tracking", "order_cost", "delivery_time", "return_check", "tax",
+                   "refund_check", "cancel_check", "address_check"}
+
+
+def _trigger(action: str, clause: str, gloss_: str) -> int:
+    """Where the words asking for `action` start in the clause's gloss."""
+    m = ACTION_RX[action].search(gloss_) or (EMAIL_TO_ANY.search(gloss_) if action == "email_send" else None)
+    return m.start() if m else 0
+
+
+def _clauses(turn: Turn) -> None:
+    """Writes, their orders, negation and mood, clause by clause (see clauses.py)."""
+    text, e = turn.text, turn.ents
+    parts = []
+    for start, end in clauses.spans(text):
+        ct = text[start:end]
+        cg = gloss(ct)
+        ce = extract(turn.numtext[start:end])
+        orders = list(dict.fromkeys("A-" + next(g for g in m.groups() if g) for m in ORDER_RE.finditer(ct)))
+        acts = _actions(ct, cg, ce)
+        if "discount" not in acts and "discount" in turn.actions_all and DISCOUNT.search(cg):
+            acts.append("discount")
+        parts.append({"text": ct, "gloss": cg, "ents": ce, "orders": orders, "acts": acts,
+                      "mood": clauses.mood(cg), "questions": _questions(ct, cg, ce)})
+    # An order named in a clause with no wish of its own belongs to the clause before it
+    # ("Status of A-1002? And A-1006?"), or else the next one.
+    for i, p in enumerate(parts):
+        if p["orders"] and not (p["acts"] or p["questions"]):
+            near = [q for q in parts[:i][::-1] + parts[i + 1:] if q["acts"] or q["questions"]]
+            if near:
+                near[0]["orders"] = list(dict.fromkeys(near[0]["orders"] + p["orders"]))
+    candidates: list[tuple[str, list[str], bool]] = []
+    asks = bool(turn.questions) or any(p["mood"].question for p in parts)
+    for p in parts:
+        mood, cg = p["mood"], p["gloss"]
+        for a in p["acts"]:
+            if turn.hold or clauses.negated(cg, _trigger(a, p["text"], cg)) or clauses.negated_clause(p["text"]):
+                turn.declined.append((a, p["orders"]))
+            elif mood.hypothetical or (mood.question and not mood.request):
+                if a in CHECKS:
+                    q = CHECKS[a]
+                    turn.questions.append(q)
+                    turn.targets.setdefault(q, []).extend(p["orders"])
+            else:
+                candidates.append((a, p["orders"], mood.request))
+    # With a question in the message, a write counts only where a clause asks for it.
+    kept = [(a, o) for a, o, req in candidates if req or not asks]
+    turn.actions = [a for a in ACTIONS if any(k == a for k, _ in kept)]
+    for a, o in kept:
+        turn.targets.setdefault(a, []).extend(o)
+    written = {oid for _, ids in kept for oid in ids}
+    for p in parts:
+        for q in p["questions"]:
+            turn.targets.setdefault(q, []).extend(p["orders"])
+        if p["acts"] or not p["mood"].question or not turn.actions:
+            continue
+        own = [o for o in p["orders"] if o not in written]
+        turn.side_questions += [q for q in p["questions"] if own or (not p["orders"] and q not in ORDER_QUESTIONS)]
+    for k, v in turn.targets.items():
+        turn.targets[k] = list(dict.fromkeys(v))
+    turn.questions = list(dict.fromkeys(turn.questions))
+    if "refund_check" in turn.questions and "return_check" in turn.questions:
+        turn.questions.remove("return_check")
+    turn.side_questions = [q for q in dict.fromkeys(turn.side_questions) if q not in turn.actions]
+    # The address to ship to is the one in the clause asking for the change.
+    for p in parts:
+        if "address" in p["acts"] and p["ents"].address:
+            e.address = p["ents"].address
+
+
 def understand(text: str) -> Turn:
-    e = extract(text)
-    low = text.lower().replace("’", "'")
-    turn = Turn(text=text, low=low, ents=e)
-    turn.actions = _actions(text, low, e)
+    numtext = words_to_digits(text)
+    e = extract(numtext)
+    low = gloss(text)
+    turn = Turn(text=text, low=low, ents=e, gloss=low, numtext=numtext)
+    turn.actions_all = _actions(text, low, e)
     turn.questions = _questions(text, low, e)
-    if turn.actions and turn.questions:
-        # With a question in the message, an action counts only where a sentence asks for it.
-        sentences = [x for x in re.split(r"(?<=[.?!;])\s+|\n+", low) if x.strip()]
-        turn.actions = [a for a in turn.actions
-                        if any(ACTION_RX[a].search(x) and REQUEST.search(x) for x in sentences)]
+    turn.hold = bool(clauses.HOLD.search(low))
+    _clauses(turn)
     turn.authority = bool(AUTHORITY.search(low))
     turn.ignore_rules = bool(IGNORE_RULES.search(low))
     turn.injection = bool(INJECTION.search(text))
@@ -311,7 +397,7 @@ def understand(text: str) -> Turn:
     turn.self_supervisor = bool(SELF_SUPERVISOR.search(low))
     turn.mass = bool(MASS.search(low))
     turn.asks_contact = "contact" in turn.questions
-    turn.draft = bool(DRAFT.search(low) or DRAFT_NAMED.search(text)) and "email_send" not in turn.actions
+    turn.draft = bool(DRAFT.search(low) or DRAFT_NAMED.search(text)) and "email_send" not in turn.actions_all
     turn.apology = bool(APOLOGY.search(low))
     turn.confirm = bool(CONFIRM.search(low))
     turn.thanks = bool(THANKS.search(low))

@@ -17,10 +17,10 @@ ASK_ORDER = "Which order do you mean? Please give the order ID (it looks like A-
 ASK_CUSTOMER = "Which customer do you mean? Please give a customer ID, name or email."
 
 
-def _orders_or_ask(s: Session, fn) -> list:
+def _orders_or_ask(s: Session, fn, intent: str) -> list:
     if not s.req.orders:
         return [lambda: [ASK_ORDER]]
-    return [lambda oid=oid: fn(s, oid) for oid in s.req.orders]
+    return [lambda oid=oid: fn(s, oid) for oid in s.req.orders_for(intent)]
 
 
 def _per_customer(s: Session, fn) -> list:
@@ -127,6 +127,60 @@ def return_check(s: Session, oid: str) -> list[str]:
             f"{e.get('return_by')}."]
 
 
+# --- writes asked about, not asked for ("would I get a refund if ...?") --------------
+def refund_check(s: Session, oid: str) -> list[str]:
+    """Whether a refund would go through, by the prompt's rules; nothing is refunded."""
+    p = s.policy
+    order, elig = s.gather([("get_order", {"order_id": oid}), ("check_return_eligibility", {"order_id": oid})])
+    if not order.ok:
+        return [f"I couldn't find order {oid}: {clean_error(order.error)}."]
+    o = order.data if isinstance(order.data, dict) else {}
+    total, cur = float(o.get("total") or 0), o.get("currency")
+    e = elig.data if elig.ok and isinstance(elig.data, dict) else {}
+    left = total - float(o.get("refunded") or 0)
+    if left <= 0.005:
+        return [f"Order {oid} has already been refunded in full ({money(total, cur)})."]
+    if p.eligibility and o.get("status") != "delivered":
+        return [f"No: order {oid} is {o.get('status')}, not delivered, and refunds are only for delivered orders."]
+    if p.eligibility and not e.get("eligible") and not p.window_relaxed:
+        return [f"No: order {oid} is outside the return window (it ended on {e.get('return_by')}), "
+                "so it can't be refunded."]
+    when = f" (returnable until {e['return_by']})" if e.get("return_by") else ""
+    if p.limit is not None:
+        usd = left
+        if cur != p.limit_currency:
+            conv = s.call("convert_currency", amount=left, from_currency=cur, to_currency=p.limit_currency)
+            usd = float(conv.data.get("amount")) if conv.ok and isinstance(conv.data, dict) else left
+        if usd > p.limit + 1e-9:
+            who = "a human supervisor would have to approve it" if p.escalate_over_limit else "I couldn't issue it"
+            return [f"Order {oid}{when} could be returned, but a full refund of {money(left, cur)} "
+                    f"({money(usd, p.limit_currency)}) is above the {number(p.limit)} {p.limit_currency} "
+                    f"support limit, so {who}."]
+    return [f"Yes: order {oid} is {o.get('status')}{when}, so it can be refunded, up to {money(left, cur)} "
+            f"in {cur}. Tell me if you want me to go ahead."]
+
+
+def _change_check(s: Session, oid: str, rule: bool, what: str) -> list[str]:
+    o, err = _order(s, oid)
+    if err:
+        return err
+    st = o.get("status")
+    if st == "cancelled" and what == "cancelled":
+        return [f"Order {oid} is already cancelled."]
+    if not rule or st == "processing":
+        return [f"Yes: order {oid} is {st}, so it can still be {what}. Tell me if you want me to do it."]
+    return [f"No: order {oid} is {st}, and only orders that are still processing can be {what}, "
+            f"so it can't be {what} now."]
+
+
+def cancel_check(s: Session, oid: str) -> list[str]:
+    return _change_check(s, oid, s.policy.cancel_processing_only, "cancelled")
+
+
+def address_check(s: Session, oid: str) -> list[str]:
+    return _change_check(s, oid, s.policy.address_processing_only, "changed to a new address")
+
+
 # --- money, places, products --------------------------------------------------------
 def fx(s: Session) -> list[str]:
     e = s.req.now.ents
@@ -149,7 +203,7 @@ def tax(s: Session) -> list[str]:
     amount = e.amounts[0].value if e.amounts else (e.bare_numbers[0] if e.bare_numbers else None)
     cur = e.amounts[0].currency if e.amounts else None
     if amount is None and s.req.orders:
-        o, err = _order(s, s.req.orders[0])
+        o, err = _order(s, s.req.orders_for("tax")[0])
         if err:
             return err
         amount, cur = o.get("total"), o.get("currency")
@@ -495,7 +549,8 @@ def draft(s: Session) -> list[str]:
 
 # --- dispatch tables --------------------------------------------------------------------
 ORDER_QUESTIONS = {"status": status, "order_cost": order_cost, "delivery_time": delivery_time,
-                   "return_check": return_check}
+                   "return_check": return_check, "refund_check": refund_check, "cancel_check": cancel_check,
+                   "address_check": address_check}
 CUSTOMER_QUESTIONS = {"points": points, "tier": tier, "list_orders": list_orders, "undelivered": undelivered,
                       "total_spent": total_spent, "tickets": tickets, "notes": notes, "contact": contact,
                       "account_summary": account_summary}
@@ -510,11 +565,11 @@ def question_units(s: Session, questions: list[str]) -> list:
         units.append(lambda: notes(s, "", None))  # refuse without looking anything up
         qs.remove("notes")
     if ("eta" in qs or "tracking" in qs):
-        units += _orders_or_ask(s, shipment)
+        units += _orders_or_ask(s, shipment, "eta" if "eta" in qs else "tracking")
         qs = [q for q in qs if q not in ("eta", "tracking", "status")]
     for q in qs:
         if q in ORDER_QUESTIONS:
-            units += _orders_or_ask(s, ORDER_QUESTIONS[q])
+            units += _orders_or_ask(s, ORDER_QUESTIONS[q], q)
         elif q in CUSTOMER_QUESTIONS:
             units += _per_customer(s, CUSTOMER_QUESTIONS[q])
         elif q == "customer_lookup":

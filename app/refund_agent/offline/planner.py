@@ -45,13 +45,17 @@ def _units(s: Session) -> list:
         if action != "email_send" or req.actions == ["email_send"]:
             units += ACTION_UNITS[action](s)
     if units:
-        return units  # an action answers the turn; side questions wait
+        # A question asked in a clause of its own is answered next to the writes; one
+        # that only follows up on a write ("what's the new total?") is the write's answer.
+        return units + lookups.question_units(s, req.side_questions)
     if req.draft:
         return [lambda: lookups.draft(s)]
     units = lookups.question_units(s, req.questions)
     if units:
         return units
     now = req.now
+    if now.declined and not now.hold:
+        return [lambda: [_declined(req)]]
     if now.thanks:
         return [lambda: ["You're welcome! Anything else I can help with?"]]
     if req.orders and (now.ents.orders or req.inherited):
@@ -60,6 +64,21 @@ def _units(s: Session) -> list:
         return [lambda: ["Hi! How can I help: an order, a refund or return, a product, or a store?"]]
     return [lambda: ["I can help with orders, refunds and returns, products, loyalty points and store "
                      "hours. What do you need?"]]
+
+
+_DECLINED = {"refund": "refund", "cancel": "cancel", "address": "change the address of",
+             "discount": "apply a discount to", "escalate": "escalate", "ticket_create": "open a ticket about",
+             "email_send": "send an email about", "delete": "delete anything of"}
+
+
+def _declined(req) -> str:
+    """What a negated request asked not to be done, acknowledged."""
+    said = []
+    for action, ids in req.now.declined:
+        ids = ids or req.orders
+        what = ", ".join(ids) if ids else ("anything" if action in ("refund", "cancel") else "it")
+        said.append(f"{_DECLINED.get(action, action)} {what}")
+    return f"Understood: I won't {' or '.join(dict.fromkeys(said))}. Is there anything else I can help with?"
 
 
 def _leak(s: Session) -> str:

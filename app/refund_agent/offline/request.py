@@ -11,17 +11,14 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .entities import Amount
+from .entities import ORDER_RE, Amount
 from .intents import Turn, understand
 
 FULL = re.compile(r"\bin full\b|\bfull (?:refund|amount|price|total)\b|\bfully\b|\bentire\b|\beverything\b"
                   r"|\bwhole (?:amount|order|thing)\b|\ball (?:of )?(?:the|my|their) money\b")
-SPLIT = re.compile(r"\bin (?:parts|pieces|chunks|instal?ments|smaller (?:amounts|refunds|parts))\b|\bsplit\b"
-                   r"|\bthe rest\b|\bremainder\b|\bpiece by piece\b|\bfirst (?:part|half|chunk|instal?ment)\b"
-                   r"|\bone part\b|\bbit by bit\b")
 PARTIAL = re.compile(r"\bpartial(?:ly)?\b|\bpart of\b")
 REFUND_BARE = re.compile(r"\brefund(?:ing)?\s+(?:of\s+|just\s+|only\s+)?(\d+(?:\.\d+)?)(?![\d-]|\s*(?:days?|%))"
-                         r"|\b(\d+(?:\.\d+)?)\s+back\b", re.I)
+                         r"|(?<![\w.-])(\d+(?:\.\d+)?)\s+back\b", re.I)
 
 
 @lru_cache(maxsize=2048)
@@ -39,6 +36,9 @@ class Request:
     inherited: bool = False
     orders: list[str] = field(default_factory=list)
     orders_turn: Turn | None = None     # the turn the order ids came from
+    targets: dict[str, list[str]] = field(default_factory=dict)   # intent -> the orders of its clause
+    declined: list[tuple[str, list[str]]] = field(default_factory=list)
+    side_questions: list[str] = field(default_factory=list)
     customers: list[str] = field(default_factory=list)
     emails: list[str] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
@@ -70,13 +70,27 @@ class Request:
     @property
     def full(self) -> bool:
         # A newer turn that names an amount ("then refund 150 GBP") replaces an earlier "in full".
-        if self.now.ents.amounts or REFUND_BARE.search(self.now.text):
+        if self.now.ents.amounts or REFUND_BARE.search(self.now.numtext):
             return bool(FULL.search(self.now.low))
         return any(FULL.search(t.low) for t in self._intent_turns())
 
-    @property
-    def split(self) -> bool:
-        return any(SPLIT.search(t.low) for t in self._intent_turns())
+    def full_for(self, order_id: str) -> bool:
+        """Is a full refund asked for on this order? With several orders in a turn, an
+        "in full" belongs to the order it sits next to ("40 EUR on A-1001 and the full amount on A-1008")."""
+        turns = [self.now] if self.now.ents.amounts or REFUND_BARE.search(self.now.numtext) \
+            else self._intent_turns()
+        return any(_full_in(t, order_id) for t in turns)
+
+    def orders_for(self, intent: str) -> list[str]:
+        """The orders one intent is about: those of its own clause; else the request's
+        orders no other intent (or declined write) of the turn claims; else all of them."""
+        own = self.targets.get(intent)
+        if own:
+            return list(own)
+        claimed = {o for k, ids in self.targets.items() if k != intent for o in ids}
+        claimed |= {o for _, ids in self.declined for o in ids}
+        rest = [o for o in self.orders if o not in claimed]
+        return rest or list(self.orders)
 
     @property
     def partial(self) -> bool:
@@ -94,16 +108,15 @@ class Request:
         for turn in self._intent_turns():
             amounts = list(turn.ents.amounts)
             if not amounts:
-                m = REFUND_BARE.search(turn.text)
+                m = REFUND_BARE.search(turn.numtext)
                 if m:
                     amounts = [Amount(float(m.group(1) or m.group(2)), None, m.start())]
             if not amounts:
                 continue
             if order_id not in turn.ents.orders or len(turn.ents.orders) == 1:
                 return amounts[0]
-            pos = dict(zip(turn.ents.orders, turn.ents.order_pos, strict=True))
-            mine = [a for a in amounts
-                    if min(turn.ents.orders, key=lambda o: abs(pos[o] - a.start)) == order_id]
+            spans = _order_spans(turn.numtext)
+            mine = [a for a in amounts if _nearest(spans, a.start, a.start + 1) == order_id]
             return mine[0] if mine else None
         return None
 
@@ -112,6 +125,32 @@ class Request:
             if turn.ents.fraction and re.search(r"\bhalf\b|\bthird\b|\bquarter\b", turn.low):
                 return turn.ents.fraction
         return None
+
+
+def _order_spans(text: str) -> dict[str, list[tuple[int, int]]]:
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for m in ORDER_RE.finditer(text):
+        spans.setdefault("A-" + next(g for g in m.groups() if g), []).append(m.span())
+    return spans
+
+
+def _nearest(spans: dict[str, list[tuple[int, int]]], start: int, end: int) -> str | None:
+    """The order id closest to a mention, measured between their nearer ends."""
+    def gap(span):
+        s, e = span
+        return start - e if e <= start else (s - end if s >= end else 0)
+    best = min(((gap(sp), oid) for oid, sps in spans.items() for sp in sps), default=None)
+    return best[1] if best else None
+
+
+def _full_in(turn: Turn, order_id: str) -> bool:
+    hits = list(FULL.finditer(turn.low))
+    if not hits:
+        return False
+    spans = _order_spans(turn.low)
+    if len(spans) <= 1 or order_id.lower() not in {o.lower() for o in spans}:
+        return True
+    return any((_nearest(spans, m.start(), m.end()) or "").lower() == order_id.lower() for m in hits)
 
 
 def _latest(turns: list[Turn], get) -> tuple[list, Turn | None]:
@@ -126,9 +165,11 @@ def build_request(users: list[str]) -> Request:
     turns = [_understand(u) for u in users] or [_understand("")]
     now = turns[-1]
     req = Request(turns=turns, actions=list(now.actions), questions=list(now.questions),
-                  draft=now.draft, apology=now.apology)
+                  draft=now.draft, apology=now.apology, targets=dict(now.targets), declined=list(now.declined),
+                  side_questions=list(now.side_questions))
     source = now
-    if not (now.actions or now.questions or now.draft) and len(turns) > 1:
+    # A declined or held turn ("don't refund it yet") starts nothing, and continues nothing either.
+    if not (now.actions or now.questions or now.draft or now.declined or now.hold) and len(turns) > 1:
         # A follow-up without its own wish continues the last turn that had one.
         follows = now.pushes or now.confirm or now.damage or now.ents.orders or now.ents.has_customer \
             or now.ents.amounts or now.supervisor_reader or now.self_supervisor
@@ -136,6 +177,7 @@ def build_request(users: list[str]) -> Request:
             for prev in reversed(turns[:-1]):
                 if prev.actions or prev.questions or prev.draft:
                     req.actions, req.questions = list(prev.actions), list(prev.questions)
+                    req.targets = {} if now.ents.orders else dict(prev.targets)
                     req.draft, req.apology = prev.draft, prev.apology
                     req.inherited, source = True, prev
                     break

@@ -1,0 +1,125 @@
+"""A message split into clauses, and for each clause what grammar says about its wishes:
+negation and its scope, and whether it asks a question or makes a request.
+
+"Refund A-1008 in full, but don't cancel A-1004." is two clauses: a refund request for
+A-1008 and a negated cancel of A-1004. "Would I get a refund if I returned A-1001?" is a
+question about a refund, not a request for one. All of it reads the English gloss
+(lexicon.py), so German, French and Spanish clauses follow the same rules.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .lexicon import gloss
+
+# Sentence ends, and dashes between words (not the one inside "A-1001").
+_BOUNDARY = re.compile(r"(?<=[.?!;])\s+|\n+|\s+[-–—]+\s+|\.\.\.+\s*")
+# A conjunction starts a new clause when what follows it is a request or a question of its own.
+_CONJ = re.compile(r",\s+(?:(?:and|but|also|then|so|plus|und|aber|et|mais|y|pero)\s+)?"
+                   r"|\s+(?:and|but|also|plus|und|aber|et|mais|y|pero)\s+", re.I)
+CLAUSE_START = re.compile(
+    r"^(?:(?:please|pls|plz|kindly|also|then|just|so|now|and|but|oh|ok(?:ay)?)\s+)*"
+    r"(?:refund|cancel|change|update|ship|send|e-?mail|apply|open|create|escalate|give|process|issue|check|"
+    r"tell|let|show|find|look|what(?:'s|s)?|when|where|which|who|why|how|is|are|was|has|have|can|could|would|"
+    r"will|do|does|did|don'?t|dont|do not|never|not|no need|i(?:'d| would)? (?:like|want|need)|i want|i need)\b")
+
+# Negation cues that govern a following verb: volitional and imperative forms only
+# ("I didn't get my refund" complains about the past; it does not decline one).
+_NEG_BEFORE = re.compile(
+    r"(?<!why )\b(?:do not|don'?t|dont|does not|doesn'?t|never|no need (?:to|for)|no|not|without|"
+    r"hold off(?: on)?|never ?mind|rather not|instead of|rather than)\b")
+_NEG_AFTER = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:is |are )?(?:not|n't|no longer) (?:needed|necessary|required|wanted)"
+                        r"|^\W*(?:\w+\W+){0,3}?(?:is|are) (?:not|no longer) (?:needed|necessary)")
+_GAP_STOP = re.compile(r"[,;:]|\b(?:but|and then|instead|please|so)\b")
+# A whole message that puts writes on hold ("before you do anything, ...").
+HOLD = re.compile(r"\bbefore (?:you |we )?(?:do|doing|change|changing|refund|refunding|cancel|cancelling|process|"
+                  r"processing|touch|touching) (?:anything|it|that|this|him|her|them|[a-z]+ [a-z]+)\b"
+                  r"|\bdon'?t (?:do|change|touch) anything\b|\bwithout (?:doing|changing|touching) anything\b"
+                  r"|\b(?:just|only) (?:asking|checking|wondering|curious)\b")
+
+# Mood. A hypothetical asks what would happen; it never writes.
+_HYPOTHETICAL = re.compile(
+    r"\bif (?:i|we|they|he|she|you)\b[^?]*\b(?:would|will|could)\b|\b(?:would|will) (?:i|we)\b|\bam i\b"
+    r"|\bdo i (?:get|qualify|have)\b|\bwhat (?:would|happens|if)\b|\bhow (?:would|does|do)\b"
+    r"|\bwould (?:it|that|this|a-?\d{4})\b|\bwhich currency\b")
+_POSSIBLE = re.compile(
+    r"\bis it (?:still )?possible\b|\bis there (?:a|any) way\b|\bpossible to\b|\beligible\b|\brefundable\b"
+    r"|\bqualif|\b(?:i|we) (?:\w+ )?able to\b"
+    r"|\b(?:can|could) (?:it|this|that|order|a-?\d{4}|the order|my order|they)\b[^?]*\bbe\b"
+    r"|\b(?:can|could) (?:it|this|that|a-?\d{4}|the order|my order) still\b")
+REQUEST = re.compile(
+    r"^\W*(?:(?:please|pls|plz|kindly|just|now|so|then|ok(?:ay)?|fine|and|also|sorry|hi|hello|hey)\W+)*"
+    r"(?:refund|cancel|change|update|ship|send|e-?mail|apply|use|open|create|file|raise|log|escalate|"
+    r"delete|remove|give|process|issue|make|do|redeem|reroute|redirect|deliver|put|get|stop|call off)\b"
+    r"|\bplease\b|\bpls\b|\bplz\b|\bi(?:'d| would) (?:like|love|appreciate)\b|\bi want\b|\bi need\b|\bi wish\b"
+    r"|\b(?:can|could|would|will) you\b|\bwould you mind\b|\b(?:can|could|may) (?:i|we) (?:get|have|speak|talk|ask)\b"
+    r"|\bgo ahead\b|\bjust\b|\bi(?:'m| am) asking\b|\b(?:that|this) one\b|\bnow\b|\bit would be (?:great|nice|good)\b"
+    r"|\bi(?:'d| would) be grateful\b|\blet me have\b|\bgive me\b|\basap\b|\bwould be fair\b")
+
+
+def spans(text: str) -> list[tuple[int, int]]:
+    """Clause spans of a message, in order."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    for m in list(_BOUNDARY.finditer(text)) + [None]:
+        end = m.start() if m else len(text)
+        out += _split_conj(text, start, end)
+        if m:
+            start = m.end()
+    return [(s, e) for s, e in out if text[s:e].strip(" ,.;:!?¿¡-")]
+
+
+def _split_conj(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    pieces, cur = [], start
+    for m in _CONJ.finditer(text, start, end):
+        right = gloss(text[m.end():end]).lstrip(" ,")
+        if CLAUSE_START.match(right):
+            pieces.append((cur, m.start()))
+            cur = m.end()
+    pieces.append((cur, end))
+    return pieces
+
+
+@dataclass(frozen=True)
+class Mood:
+    question: bool       # ends in "?" or opens with a question word
+    hypothetical: bool   # asks what would happen / whether it is possible
+    request: bool        # asks for something to be done
+
+
+_QUESTION_OPEN = re.compile(r"^\W*(?:(?:and|also|so|but|ok(?:ay)?|hi|hey|hello)\W+)*"
+                            r"(?:what|whats|when|where|which|who|why|how|is|are|was|were|has|have|had|can|could|"
+                            r"would|will|do|does|did|am|may|should)\b")
+
+
+def mood(clause_gloss: str) -> Mood:
+    g = clause_gloss.strip()
+    question = g.endswith("?") or bool(_QUESTION_OPEN.match(g))
+    hypothetical = bool(_HYPOTHETICAL.search(g))
+    possible = bool(_POSSIBLE.search(g))
+    request = bool(REQUEST.search(g))
+    # "Would I get a refund if ...": what would happen, whatever polite words it uses.
+    if hypothetical and not re.search(r"\b(?:please|i want|i need|i(?:'d| would) like)\b", g):
+        return Mood(question=True, hypothetical=True, request=False)
+    if possible and not request:
+        return Mood(question=True, hypothetical=True, request=False)
+    return Mood(question=question, hypothetical=False, request=request)
+
+
+def negated(clause_gloss: str, at: int) -> bool:
+    """Does a negation cue govern the word at position `at` of the clause?"""
+    before = clause_gloss[:at]
+    for m in _NEG_BEFORE.finditer(before):
+        gap = before[m.end():]
+        if len(gap.split()) <= 5 and not _GAP_STOP.search(gap):
+            return True
+    return bool(_NEG_AFTER.search(clause_gloss[at:]))
+
+
+_DE_NEG = re.compile(r"\bnicht\b|\bkein(?:e|en|er)?\b", re.I)
+
+
+def negated_clause(clause_text: str) -> bool:
+    """German puts "nicht" after the verb ("Bitte storniere A-1004 nicht"): the clause is negated."""
+    return bool(_DE_NEG.search(clause_text))

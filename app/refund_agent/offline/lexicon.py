@@ -1,0 +1,136 @@
+"""A message's English gloss: what the intent patterns read.
+
+German, French and Spanish words for the main intents become their English words
+("erstatten" -> "refund", "annulez" -> "cancel", "¿dónde está?" -> "where is"), and a
+misspelt intent word becomes the word it is one or two edits away from ("refnud" ->
+"refund", "adress" -> "address"). Order ids, numbers and unknown words stay as they
+are, so entities can still be read from the gloss. Lower case throughout.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# (pattern, English). Applied in order: longer phrases before the words inside them.
+_PHRASES: list[tuple[str, str]] = [
+    # --- German -------------------------------------------------------------------------
+    (r"\bmit (?:einem|einer|jemandem)\s*(?:echten\s+)?(?:menschen|mitarbeiter\w*|person|vorgesetzten|"
+     r"manager|betreuer)?\s*(?:sprechen|reden)\b", "speak to a human"),
+    (r"\bzurück(?:geben|senden|schicken|gesendet|geschickt)\b|\bretournier\w*|\bumtauschen\b", "return"),
+    (r"\b(?:zurück|rück)?erstatt\w*|\brückerstattung\b|\bgutschrift\b", "refund"),
+    (r"\bstornier\w*|\bstorno\w*|\bannullier\w*", "cancel"),
+    (r"\b(?:liefer|versand)?adresse\b|\banschrift\b", "address"),
+    (r"\bänder\w*|\baktualisier\w*", "change"),
+    (r"\bwo (?:ist|bleibt)\b", "where is"), (r"\bbestellung(?:en)?\b", "order"),
+    (r"\bkann ich\b", "can i"), (r"\bkönnen sie\b|\bkannst du\b", "can you"), (r"\bnoch\b", "still"),
+    (r"\bbis wann\b", "until when"), (r"\bletzte[rn]? tag\b", "last day"),
+    (r"\b(?:schicken|senden|schreiben)\b", "send"), (r"\bgeld\b", "money"), (r"\bzurück\b", "back"),
+    (r"\bmehrwertsteuer\b|\bmwst\b|\bumsatzsteuer\b", "vat"), (r"\bsteuern?\b", "tax"),
+    (r"\bbitte\b", "please"), (r"\bich (?:möchte|will|hätte gerne?|brauche)\b", "i want"),
+    (r"\bnicht\b", "not"), (r"\bkein(?:e|en|er)?\b", "no"),
+    (r"\bwie ?viel\w*", "how much"), (r"\b(?:ge)?kostet\b", "cost"), (r"\bwann\b", "when"),
+    (r"\bgeliefert\b|\bzugestellt\b", "delivered"), (r"\bversandt\b|\bverschickt\b|\bunterwegs\b", "shipped"),
+    (r"\bangekommen\b", "arrived"), (r"\bsendungsverfolgung\w*|\btracking-?nummer\b", "tracking number"),
+    (r"\btreuepunkte\b|\bpunkte\b", "points"), (r"\bvollständig\w*|\bkomplett\b|\bden vollen betrag\b", "in full"),
+    (r"\bdeutschland\b", "germany"), (r"\bfrankreich\b", "france"), (r"\bspanien\b", "spain"),
+    (r"\bvereinigte[ns]? königreich\b|\bgroßbritannien\b", "united kingdom"), (r"\bsingapur\b", "singapore"),
+    (r"\bund\b", "and"), (r"\baber\b", "but"), (r"\bauch\b", "also"), (r"\bstatus\b", "status"),
+    # --- French -------------------------------------------------------------------------
+    (r"\bparler (?:à|a|avec) (?:un |une )?(?:humain|personne|quelqu'un|conseill\w+|responsable|superviseur|"
+     r"agent|manager|vrai\w*)\b", "speak to a human"),
+    (r"\bn(?:e\s+|')(\S+)\s+(?:pas|jamais|plus|rien)\b", r"not \1"), (r"\bne (?:pas|jamais)\b", "not"),
+    (r"\brembours\w*", "refund"), (r"\b(?:mon|l') ?argent\b", "money"),
+    (r"\bannul\w*", "cancel"), (r"\badresse\b", "address"), (r"\bchangez\b|\bchanger\b|\bmodifi\w*", "change"),
+    (r"\boù en est\b|\boù est\b", "where is"), (r"\bstatut\b|\bétat\b", "status"), (r"\bcommande\b", "order"),
+    (r"\bretourn\w*|\brenvoy\w*", "return"), (r"\bencore\b", "still"),
+    (r"\bpuis-je\b|\bje peux\b|\best-ce que je peux\b", "can i"), (r"\bpouvez-vous\b|\bpourriez-vous\b", "can you"),
+    (r"\bjusqu'(?:à|a) quand\b", "until when"),
+    (r"\benvoy\w* (?:un |une )?(?:e-?mail|courriel|mail|message)\b", "send an email"), (r"\bcourriel\b", "email"),
+    (r"\bs'il (?:vous|te) pla[iî]t\b|\bsvp\b", "please"),
+    (r"\bje (?:voudrais|veux|souhaite)\b|\bj'aimerais\b", "i want"),
+    (r"\btva\b", "vat"), (r"\bcombien\b", "how much"), (r"\bco[uû]t[ée]?\b", "cost"),
+    (r"\blivrée?s?\b", "delivered"), (r"\bexpédiée?s?\b", "shipped"), (r"\bsuivi\b", "tracking"),
+    (r"\bquand\b", "when"), (r"\ben totalité\b|\bintégralement\b|\ben entier\b", "in full"),
+    (r"\ballemagne\b", "germany"), (r"\broyaume-uni\b", "united kingdom"), (r"\bespagne\b", "spain"),
+    (r"\bétats-unis\b", "united states"), (r"\bsingapour\b", "singapore"),
+    (r"\bmais\b", "but"), (r"\baussi\b", "also"),
+    # --- Spanish ------------------------------------------------------------------------
+    (r"\bhablar con (?:una persona|un humano|alguien|un supervisor|un agente|un responsable|un encargado)"
+     r"(?: real)?\b", "speak to a human"),
+    (r"\b(?:me |nos )?devuelv\w*(?: el| mi)? dinero\b", "money back"),
+    (r"\breembols\w*", "refund"), (r"\bdinero\b", "money"),
+    (r"\bdevolver\w*|\bdevuelvo\b|\bdevoluci[oó]n\b", "return"),
+    (r"\bcancel(?:e|ar|en|a|o|ad)\b|\banul(?:e|ar|en|a)\b", "cancel"),
+    (r"\bdirecci[oó]n\b", "address"), (r"\bcambi(?:e|ar|en)\b|\bmodifi(?:que|car)\b", "change"),
+    (r"\bd[oó]nde est[aá]\b", "where is"), (r"\bestado\b", "status"), (r"\bpedido\b", "order"),
+    (r"\btodav[ií]a\b|\ba[uú]n\b", "still"), (r"\bpuedo\b", "can i"), (r"\bpuede(?:n)?\b", "can you"),
+    (r"\bhasta cu[aá]ndo\b", "until when"),
+    (r"\b(?:env[ií]\w*|mand\w*) un (?:correo|email|e-mail|mensaje)\b", "send an email"), (r"\bcorreo\b", "email"),
+    (r"\bpor favor\b", "please"), (r"\bquiero\b|\bquisiera\b|\bme gustar[ií]a\b", "i want"),
+    (r"\biva\b", "vat"), (r"\bcu[aá]nto\w*", "how much"), (r"\bcost[oó]\b", "cost"),
+    (r"\bentregad[oa]\b", "delivered"), (r"\benviad[oa]\b", "shipped"), (r"\bcu[aá]ndo\b", "when"),
+    (r"\bcompleto\b|\btotalmente\b|\ben su totalidad\b|\bcompleta\b", "in full"),
+    (r"\bsigue\b", "is it still"), (r"\ben proceso\b|\bprocesando\b", "processing"),
+    (r"\balemania\b", "germany"), (r"\breino unido\b", "united kingdom"), (r"\bespaña\b", "spain"),
+    (r"\bestados unidos\b", "united states"), (r"\bpero\b", "but"), (r"\btambi[eé]n\b", "also"),
+]
+_COMPILED = [(re.compile(p, re.I), r) for p, r in _PHRASES]
+
+# Words the intent patterns key on; a token one edit away (two for long words) is taken for it.
+VOCABULARY = ("refund", "refunded", "refunding", "cancel", "cancelled", "address", "return", "returned",
+              "status", "tracking", "escalate", "delivered", "delivery", "shipped", "shipping", "eligible",
+              "deadline", "change", "update", "email", "arrive", "arrived", "supervisor", "please", "receipt")
+# Real words close to a vocabulary word that must stay what they are.
+_REAL_WORDS = frozenset("""
+chance charge charged charges changed changes cancer statue states stated stats older order orders
+returns refunds update updated updates address addresses email emails emailed delivers deliver
+shipment shipments tracked tracker cancels canceled please pleased plead leased release
+arrival arrives derive receive receipts escalated escalation""".split())
+
+_TOKEN = re.compile(r"[a-zäöüßéèêàçñáíóú]+")
+
+
+def _distance(a: str, b: str, cap: int) -> int:
+    """Edit distance with adjacent transpositions (optimal string alignment), capped."""
+    if abs(len(a) - len(b)) > cap:
+        return cap + 1
+    prev2, prev = None, list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > cap:
+            return cap + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+@lru_cache(maxsize=8192)
+def correct(token: str) -> str:
+    """The vocabulary word a misspelt token stands for, or the token itself."""
+    if len(token) < 5 or token in VOCABULARY or token in _REAL_WORDS:
+        return token
+    best, best_d = token, 99
+    for word in VOCABULARY:
+        cap = 1 if len(word) <= 6 else 2
+        d = _distance(token, word, cap)
+        if d <= cap and d < best_d:
+            best, best_d = word, d
+    return best
+
+
+@lru_cache(maxsize=4096)
+def gloss(text: str) -> str:
+    low = text.lower().replace("’", "'").replace("¿", " ").replace("¡", " ")
+    for pattern, english in _COMPILED:
+        low = pattern.sub(english, low)
+    return _TOKEN.sub(lambda m: correct(m.group(0)), low)
+
+
+@lru_cache(maxsize=4096)
+def lexicon_word(word: str) -> bool:
+    """Is this (capitalised) word one the lexicon translates? Such words are not names."""
+    w = word.lower()
+    return any(p.fullmatch(w) for p, _ in _COMPILED)
