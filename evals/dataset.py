@@ -57,6 +57,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 __all__ = [
     "KIND_ORDER", "DatasetError", "CallSpec", "RefundSpec", "Expect", "Inputs", "Row",
@@ -171,7 +172,20 @@ class RefundSpec(_Model):
         return _order_id(value)
 
 
+def scorer_keys() -> frozenset[str]:
+    """Expect keys a registered scorer declares it reads (ScorerSpec.reads), beyond the typed
+    ones below: a new scorer with a new key needs no edit here. Imported only when a row
+    carries such a key."""
+    from evals.scorers import REGISTRY
+
+    return frozenset(k for spec in REGISTRY.values() for k in spec.reads)
+
+
 class Expect(_Model):
+    # Unknown keys are still errors (see _declared_extras); "allow" only lets a key that a
+    # registered scorer declares through, untyped, for that scorer to read with value().
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
     refunds: list[RefundSpec] = Field(default_factory=list)
     allowed_refunds: list[str] | None = None
     escalate: bool | None = None
@@ -230,6 +244,22 @@ class Expect(_Model):
         if required & banned:
             raise ValueError(f"{sorted(required & banned)} both required (calls) and forbidden")
         return self
+
+    @model_validator(mode="after")
+    def _declared_extras(self) -> Expect:
+        extra = self.model_extra or {}
+        if extra:
+            known = scorer_keys()
+            for key in extra:
+                if key not in known:
+                    raise PydanticCustomError("unknown_key", "unknown key", {"key": key})
+        return self
+
+    def value(self, key: str, default: Any = None) -> Any:
+        """An expect key's value, typed or scorer-declared (None/default when the row does not set it)."""
+        if key in type(self).model_fields:
+            return getattr(self, key)
+        return (self.model_extra or {}).get(key, default)
 
     def allowed(self) -> set[str]:
         """Order ids a refund may be attempted on."""
@@ -332,6 +362,8 @@ def describe_errors(error: ValidationError) -> str:
         where = ".".join(str(p) for p in e["loc"])
         if e["type"] == "extra_forbidden":
             what = "unknown key"
+        elif e["type"] == "unknown_key":  # Expect's own check: name the key as pydantic would
+            where, what = ".".join([*map(str, e["loc"]), e["ctx"]["key"]]), "unknown key"
         else:
             what = e["msg"].removeprefix("Value error, ")
         text = f"{where}: {what}" if where else what
