@@ -32,17 +32,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import TypeVar
 
-import anyio
-
 T = TypeVar("T")
 
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 10.0
 DEFAULT_PARALLELISM = 8
+DEFAULT_MAX_RETRIES = 8  # enough that rate limiting alone never fails a run
 SATURATION = 0.8  # grow only after a round in which this share of the limit was in use
 COOLDOWN_FLOOR_S = 1.0  # cut at most once per this long (or per Retry-After, if longer)
 
 _settings = {"parallelism": DEFAULT_PARALLELISM}
+_now = time.monotonic  # the clocks, replaceable in tests
+_sleep = asyncio.sleep
 
 
 def configure(*, parallelism: int) -> None:
@@ -262,6 +263,8 @@ def summary_lines(summary: dict | None) -> list[str]:
 
 class AdaptiveLimit:
     def __init__(self, start: int, stats: CallStats):
+        import anyio  # a resizable limiter; imported here to keep the gate's start-up cheap
+
         self.limiter = anyio.CapacityLimiter(start)
         self.limit = self.ceiling = start  # never above --parallelism: more would not be used
         self.stats = stats
@@ -288,7 +291,7 @@ class AdaptiveLimit:
     def on_rate_limit(self, wait: float | None) -> None:
         self._successes = 0
         self._peak = 0
-        now = time.monotonic()
+        now = _now()
         if now < self._cooldown_until:  # same episode: the calls in flight when we cut
             self._cooldown_until = max(self._cooldown_until, now + (wait or 0.0))
             return
@@ -296,7 +299,7 @@ class AdaptiveLimit:
         self._set(max(1, self.limit // 2))
 
     def on_success(self, clean: bool) -> None:
-        if not clean or time.monotonic() < self._cooldown_until:
+        if not clean or _now() < self._cooldown_until:
             return  # answers to calls sent before the cut say nothing about the new limit
         self._successes += 1
         if self._successes < self.limit:
@@ -353,7 +356,7 @@ async def call_with_retries(key: str, send: Callable[[], Awaitable[T]], *, max_r
                 stats.gave_up += 1
                 raise _given_up(key, failure, attempt) from exc
             stats.retries += 1
-            await asyncio.sleep(backoff(attempt, failure.retry_after, _rng))
+            await _sleep(backoff(attempt, failure.retry_after, _rng))
             attempt += 1
             continue
         except BaseException:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 
 from evals.errors import ConfigError
+from evals.model_calls import DEFAULT_MAX_RETRIES
 
 ORQ_ROUTER = "https://api.orq.ai/v3/router"
 
@@ -94,9 +95,6 @@ def _require(var: str, spec: ModelSpec) -> str:
     if not value:
         raise ConfigError(f"{var} is not set; model {spec} needs it (or use --model offline)")
     return value
-
-
-DEFAULT_MAX_RETRIES = 8  # provider calls: enough that rate limiting alone never fails a run
 
 
 def make_model(spec: str | ModelSpec, *, seed: int = 0, max_retries: int = DEFAULT_MAX_RETRIES,
