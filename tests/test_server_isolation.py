@@ -20,6 +20,7 @@ from app.northwind import (
     server_writes,
     writes_uri,
 )
+from app.northwind.world import Worlds
 from tests.server_helpers import call, new_conversation, writes
 
 
@@ -217,3 +218,16 @@ async def test_the_agent_frees_its_in_process_worlds():
     turn = await aask_agent("Cancel order A-1004, the customer changed their mind.", "v3")
     assert [w["action"] for w in turn.writes] == ["cancel"]
     assert len(server_worlds((await connection(True)).local_server)) == 0
+
+
+def test_a_flood_of_new_ids_does_not_evict_a_live_conversation():
+    """The issue's probe, 4,500 fresh ids after a write at the default cap (4,096), on the
+    registry itself for speed (the MCP path is test_past_the_cap_..., with a small cap)."""
+    worlds = Worlds()
+    session = worlds.in_process  # any weak-referenceable object stands for a session
+    worlds.get(session, "live").refund("A-1001", 129)
+    for i in range(4_500):
+        worlds.get(session, f"flood-{i}")
+    assert len(worlds) == 4_096
+    live = worlds.peek(session, "live")
+    assert [w["action"] for w in live.writes] == ["refund"] and live.orders["A-1001"]["refunded"] == 129.0
