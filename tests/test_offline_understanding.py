@@ -162,10 +162,10 @@ def test_one_model_call_is_fast():
     messages = [SystemMessage(SEED_PROMPT), HumanMessage("Please refund A-1001, A-1005 and A-1003.")]
     bound.invoke(messages)  # warm caches
     model = T0
-    start = time.perf_counter()
+    start = time.process_time()  # this process's CPU time: other processes on a busy machine do not count
     for _ in range(200):
         model._respond(messages, bound.kwargs["tools"])
-    per_call = (time.perf_counter() - start) / 200
+    per_call = (time.process_time() - start) / 200
     assert per_call < 0.001, f"{per_call * 1e6:.0f} us per call"
 
 
