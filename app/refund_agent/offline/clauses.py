@@ -93,9 +93,13 @@ _QUESTION_OPEN = re.compile(r"^\W*(?:(?:and|also|so|but|ok(?:ay)?|hi|hey|hello)\
                             r"would|will|do|does|did|am|may|should)\b")
 
 
+_ASKS_INFO = re.compile(r"\b(?:tell me|let me know|show me|(?:i|we) (?:want|need|would like|'d like) to know|"
+                        r"i(?:'m| am) (?:wondering|curious))\b")
+
+
 def mood(clause_gloss: str) -> Mood:
     g = clause_gloss.strip()
-    question = g.endswith("?") or bool(_QUESTION_OPEN.match(g))
+    question = g.endswith("?") or bool(_QUESTION_OPEN.match(g)) or bool(_ASKS_INFO.search(g))
     hypothetical = bool(_HYPOTHETICAL.search(g))
     possible = bool(_POSSIBLE.search(g))
     request = bool(REQUEST.search(g))

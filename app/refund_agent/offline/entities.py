@@ -32,6 +32,9 @@ COUNTRIES = {
     "reino unido": "GB", "vereinigtes königreich": "GB", "singapur": "SG", "singapour": "SG",
     "frankreich": "FR", "francia": "FR", "spanien": "ES", "espagne": "ES", "españa": "ES",
     "estados unidos": "US", "états-unis": "US", "vereinigte staaten": "US",
+    # people of a country ("a German customer")
+    "german": "DE", "portuguese": "PT", "british": "GB", "singaporean": "SG", "american": "US",
+    "french": "FR", "spanish": "ES", "italian": "IT", "dutch": "NL", "irish": "IE",
 }
 # Upper-case tokens only: "us" and "de" are ordinary words in lower case.
 COUNTRY_CODES = {"UK": "GB", "GB": "GB", "US": "US", "USA": "US", "DE": "DE", "PT": "PT", "SG": "SG",
@@ -86,7 +89,8 @@ POSSESSIVE_RE = re.compile(r"\b([A-Z][a-z]+)(?:'s|’s)\b")
 CODE_RE = re.compile(r"\b(?:code|coupon|voucher|promo)\s*:?\s*([A-Za-z]*\d[A-Za-z0-9]*|[A-Z][A-Z0-9]{3,})\b"
                      r"|\b([A-Z]{3,}\d{1,3})\b")
 ADDRESS_RE = re.compile(
-    r"(?:\b(?:to|is|at)\s*:?|:)\s+(\d+[A-Za-z]?\s+[^.!?\n]*?)(?:\s+instead)?(?=[.!?](?:\s|$)|$|\n)", re.M)
+    r"(?:\b(?:to|is|at|auf|nach|a|à|en)\s*:?|:)\s+(\d+[A-Za-z]?\s+[^.!?\n]*?)(?:\s+instead)?(?=[.!?](?:\s|$)|$|\n)",
+    re.M)
 # Street first, number after ("Hauptstraße 5, 10115 Berlin", "Calle Mayor 10, Madrid"), after "to"
 # or its German/French/Spanish words.
 ADDRESS_STREET_FIRST = re.compile(

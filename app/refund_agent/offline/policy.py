@@ -194,14 +194,30 @@ def _any(s: str, pattern: str) -> bool:
     return re.search(pattern, s) is not None
 
 
-# Polarity. RELAX lifts an obligation ("no need to escalate"); PERMIT grants ("may", "allowed").
-NEG = r"\b(?:never|not|no|none|nothing|nobody|no one|cannot|can'?t|don'?t|doesn'?t|won'?t|mustn'?t|shouldn'?t|isn'?t|aren'?t)\b|n't\b"
-RELAX = (r"\bno need (?:to|for)\b|\bneedn'?t\b|\bneed not\b|\b(?:don'?t|do not|doesn'?t|does not) (?:have|need) to\b|"
-         r"\bnot (?:required|necessary|needed|mandatory)\b|\bisn'?t (?:required|necessary|needed)\b|\boptional\b")
-PERMIT = (r"\bmay\b|\bcan\b|\ballowed\b|\bpermitted\b|\bfine\b|\bok(?:ay)?\b|\bfree to\b|\bwelcome to\b|"
-          r"\bare yours\b|\bis yours\b")
-ANYTIME = (r"\bany (?:time|status|stage|order|amount)\b|\bat any\b|\bwhatever\b|\bregardless\b|\beven (?:after|if|when|"
-           r"outside|above|once|though)\b|\bno matter\b")
+# --- polarity ----------------------------------------------------------------------------
+# A clause restricts ("never", "only", "must not", "at most"), relaxes ("no need to", "don't
+# have to", "no longer applies", "may", "allowed", "any amount"), or says neither. Read in
+# this order: phrases that forbid ("not allowed", "may not") count as restrictions; phrases
+# that lift a rule ("no longer applies", "is lifted", "not confidential") relax outright;
+# a lifted obligation ("no need to ...") is masked to the end of its clause; then any
+# restriction left wins; otherwise a permission relaxes.
+NEG = (r"\b(?:never|not|no|none|nothing|nobody|no one|cannot|can'?t|don'?t|doesn'?t|won'?t|mustn'?t|shouldn'?t|"
+       r"isn'?t|aren'?t)\b|n't\b")
+_FORBID = (r"\bnot (?:be )?(?:allowed|permitted)\b|\bnever (?:be )?allowed\b|\bmay not\b|\bmust not\b|\bmustn'?t\b|"
+           r"\bno longer allowed\b|\bforbidden\b|\bprohibited\b")
+_LIFT = (r"\bno longer (?:appl(?:y|ies)|required|needed|necessary|enforced|confidential|private|secret|valid|"
+         r"in (?:force|effect))\b|\b(?:is|are|has been|have been) (?:lifted|suspended|removed|waived|void|dropped)\b|"
+         r"\b(?:does|do)(?:n'?t| not) apply\b|\bnot (?:confidential|private|secret|enforced|in force)\b|"
+         r"\b(?:isn'?t|aren'?t) (?:confidential|private|secret|enforced)\b|\bany (?:size|amount)\b|"
+         r"\b(?:don'?t|do not|never) refuse\b")
+_RELAX = (r"(?:\bno need (?:to|for)\b|\bneedn'?t\b|\bneed not\b|\b(?:don'?t|do not|doesn'?t|does not|won'?t) "
+          r"(?:have|need) to\b|\bno longer (?:needs?|requires?|ha(?:ve|s) to)\b|\bneeds? no\b|"
+          r"\bwithout (?:escalat\w*|a human|approval|checking)\b|\bnot (?:required|necessary|needed|mandatory)\b|"
+          r"\b(?:is|are)n'?t (?:required|necessary|needed)\b|\boptional\b)[^.;:]*")
+PERMIT = (r"\bmay\b|\bcan\b|\bcould\b|\ballowed\b|\bpermitted\b|\bfine\b|\bok(?:ay)?\b|\bfree to\b|\bfeel free\b|"
+          r"\bwelcome to\b|\bare yours\b|\bis yours\b|\bany (?:time|status|stage|order)\b|\bat any\b|\bwhatever\b|"
+          r"\bregardless\b|\beven (?:after|if|when|outside|above|once|though)\b|\bstill\b")
+_GENERIC = rf"{NEG}|\bonly\b|\bmust\b|\brequired?\b|\bunless\b"
 NORMATIVE = (r"\b(?:never|always|only|must|mustn'?t|should|shall|may|cannot|can'?t|don'?t|do not|not allowed|"
              r"forbidden|prohibited|required|allowed|permitted|no one|nobody|confidential|private|limit|at most|"
              r"no more than|make sure|ensure|nothing|overrides?|waived?)\b")
@@ -210,39 +226,56 @@ STYLE = (r"\b(?:answer|answers|reply|replies|respond|tone|language|polite|friend
 ESCALATE = r"escalat|\bhuman\b|supervisor|\bmanager\b|\breview\b|\bhand (?:it|them|those)"
 
 
+def _polarity(s: str, restrict: str = _GENERIC, lift: str = "") -> str | None:
+    """"restrict", "relax" or None for one clause; `restrict` and `lift` add the topic's own words."""
+    if _any(s, _FORBID):
+        return "restrict"
+    if _any(s, _LIFT) or (lift and _any(s, lift)):
+        return "relax"
+    masked = re.sub(_RELAX, " ~ ", s)
+    if _any(masked, restrict):
+        return "restrict"
+    return "relax" if "~" in masked or _any(masked, PERMIT) else None
+
+
 def _relaxes(s: str, topic: str) -> bool:
     """An obligation about `topic` lifted: "no need to escalate", "escalation is not required"."""
-    return _any(s, rf"(?:{RELAX})[^.;:]*?(?:{topic})") or _any(s, rf"(?:{topic})[^.;:]*?(?:{RELAX})")
+    return any(_any(m.group(0), topic) for m in re.finditer(_RELAX, s)) or \
+        _any(s, rf"(?:{topic})\w*\s+(?:is|are)n'?t (?:required|necessary|needed)|(?:{topic})\w* is not (?:required|"
+                rf"necessary|needed)")
+
+
+_BOUND = (r"\bup to\b|\bat most\b|\bmax(?:imum)?\b|\blimit|\bceiling\b|\bcap(?:ped|s)?\b|\bthreshold\b|"
+          r"\bno more than\b|\bnot? (?:more|above|over)\b|\bthe most\b|\bunder\b|\bbelow\b|\bends at\b")
+_ABOVE = r"\b(?:above|over|larger|bigger|greater|higher|more than|exceed\w*|beyond)\b"
 
 
 def _refund_limit(s: str, nxt: str) -> RefundLimit | None:
     if not _any(s, r"\brefund"):
         return None
-    if _any(s, r"\bany amount\b|\bno (?:upper |refund )?(?:limit|cap|ceiling|maximum)\b|\bunlimited\b|"
+    if _any(s, r"\bany (?:amount|size)\b|\bno (?:upper |refund )?(?:limit|cap|ceiling|maximum)\b|\bunlimited\b|"
                r"\bwithout (?:a |any )?(?:limit|cap)\b|\bhave no (?:upper )?(?:limit|cap)|\bfree to refund\b|"
                r"\bwhatever (?:amount|the customer|they)\b"):
         return RefundLimit(None, action_above=None)
     money = _money(s)
     if money is None:
         # "Escalation is not required for large refunds; refund the full amount yourself."
-        if _relaxes(s, r"escalat") and _any(s, r"\blarge|\bbig|\babove|\bover\b|\bfull amount"):
+        if _relaxes(s, r"escalat|a human") and _any(s, r"\blarge|\bbig|\babove|\bover\b|\bfull amount"):
             return RefundLimit(None, action_above=None)
         return None
-    bound = (r"\bup to\b|\bat most\b|\bmax(?:imum)?\b|\blimit|\bceiling\b|\bcap(?:ped|s)?\b|\bthreshold\b|"
-             r"\bno more than\b|\bnot? (?:more|above|over)\b|\bthe most\b|\bexceed|\babove\b|\bover\b|\blarger\b|"
-             r"\bbigger\b|\bhigher\b|\bgreater\b|\bmore than\b|\bbeyond\b|\bends at\b|\bunder\b|\bbelow\b")
-    if not _any(s, bound):
+    if not _any(s, _BOUND) and not _any(s, _ABOVE):
         return None
     amount, cur = money
     convert = _any(s, r"\bconver|\bexchange rate|\btoday'?s rate|\bequivalent\b|\bafter conversion")
-    above = r"\b(?:above|over|larger|bigger|greater|higher|more than|exceed\w*|beyond)\b"
+    # "above the limit of 200 USD" names the limit; it doesn't restrict by itself
+    plain = re.sub(rf"{_ABOVE}\s+(?:the|your|our)\s+(?:\w+\s+)?(?:limit|cap|ceiling|maximum)", " above ", s)
     direct = r"\b(?:issued?|refunded?|paid|made|pay|refund|issue|make)(?: (?:them|those|it))? (?:directly|yourself|right away)"
-    if _relaxes(s, r"escalat") or (_any(s, above) and _any(s, direct) and not _any(s, ESCALATE)
-                                   and not _any(s, r"\bup to\b|\bat most\b|\bunder\b|\bbelow\b|\bno more than\b")):
+    restrict = rf"{_BOUND}|{_GENERIC}|\brefuse|\bdecline|\breject|\bdeny|{ESCALATE}"
+    if _polarity(plain, restrict) == "relax" or _relaxes(s, r"escalat|a human") or (
+            _any(s, _ABOVE) and _any(s, direct) and not _any(plain, restrict)):
         return RefundLimit(amount, cur, None, convert)
     # the route above the limit: this sentence, or a next one about "anything larger"
-    continued = _any(nxt, r"\b(?:larger|bigger|above|over|more|exceed|beyond|higher|greater)\b") and \
-        _any(nxt, ESCALATE)
+    continued = _any(nxt, _ABOVE) and _any(nxt, ESCALATE)
     if _any(s, ESCALATE) or continued or _any(s, r"\byourself\b|\bon your own\b"):
         action = "escalate"
     else:
@@ -252,8 +285,7 @@ def _refund_limit(s: str, nxt: str) -> RefundLimit | None:
 
 def _continues_limit(s: str) -> bool:
     """ "Anything larger goes to escalate_to_human, never refund_order." after a limit."""
-    return _any(s, r"\b(?:larger|bigger|above|over|more|exceed|beyond|higher|greater)\b") and _any(s, ESCALATE) \
-        and _money(s) is None
+    return _any(s, _ABOVE) and _any(s, ESCALATE) and _money(s) is None
 
 
 def _window(s: str) -> list[Rule]:
@@ -261,44 +293,29 @@ def _window(s: str) -> list[Rule]:
         return []
     window = _any(s, r"window|within \w+ days|\w+ days of delivery|check_return_eligibility|\beligib|"
                      r"\blate (?:returns?|refunds?)|after delivery")
-    delivered = _any(s, r"\bdelivered\b|\barrived\b|\breceived\b")
+    delivered = _any(s, r"\bdelivered\b|\barrived\b|\breceived\b") and \
+        not _any(s, r"\bdelivered or not\b|\bwhether (?:or not )?(?:it was |they were )?delivered\b|\bundelivered\b")
     if not (window or delivered):
         return []
     days = re.search(r"(\d+)\s*days", _digits(s))
     days_n = int(days.group(1)) if days else None
-    relaxed = _any(s, r"window (?:doesn'?t|does not|no longer) apply|\bignore the (?:return )?window|"
-                      r"(?:window|\blate (?:returns?|refunds?))[^.;]*\b(?:are|is) (?:fine|ok|okay|allowed)|"
-                      r"outside (?:of )?the (?:return )?window[^.;]*\b(?:allowed|fine|ok|permitted)|"
-                      r"(?:allowed|fine|ok|permitted|may|can)[^.;]*\boutside (?:of )?the (?:return )?window|"
-                      r"\beven after the (?:return )?window|\bat any time\b|\bno matter when\b") \
-        or _relaxes(s, r"window|eligib")
-    out: list[Rule] = []
-    if relaxed:
-        out.append(ReturnWindow(False, days_n))
-        if delivered and not _any(s, r"\b(?:not|n't|un)delivered|\bany order"):
-            out.append(DeliveredOnly(True))
-        return out
-    if not _any(s, rf"\bonly\b|\bmust\b|\bunless\b|\bif\b|\bcheck|\bverify|\bconfirm|\brequire|\bbefore\b|{NEG}"
-                   r"|\bwithin \w+ days"):
+    restrict = rf"{_GENERIC}|\bif\b|\bcheck|\bverify|\bconfirm|\bbefore\b|\bwithin \w+ days|\binside\b"
+    polarity = _polarity(s, restrict)
+    if polarity == "relax":
+        return [ReturnWindow(False, days_n)] + ([DeliveredOnly(True)] if delivered else [])
+    if polarity is None:
         return []
-    if window:
-        out.append(ReturnWindow(True, days_n))
-    if delivered:
-        out.append(DeliveredOnly(True))
-    return out
+    return ([ReturnWindow(True, days_n)] if window else []) + ([DeliveredOnly(True)] if delivered else [])
 
 
 def _processing(s: str) -> list[Rule]:
     actions = [a for a, pat in (("cancel", r"\bcancel"), ("address", r"\baddress|\bre-?address|\bship(?:ping)? to"))
                if _any(s, pat)]
-    if not actions or not _any(s, r"\bprocessing\b|\bship(?:ped|s)?\b|\bdispatch|\bdelivered\b|\bstatus\b|"
+    if not actions or not _any(s, r"\bprocessing\b|\bship(?:ped|s|ping)?\b|\bdispatch|\bdelivered\b|\bstatus\b|"
                                    r"\bstage\b|\bwarehouse\b|\bdelivery\b"):
         return []
-    if _any(s, ANYTIME) or _relaxes(s, r"status|stage|check"):
-        return [ProcessingOnly(a, False) for a in actions]
-    if _any(s, rf"\bonly\b|\bunless\b|\bmust\b|\bbefore\b|\bno longer\b|\bwhile\b|{NEG}"):
-        return [ProcessingOnly(a, True) for a in actions]
-    return []
+    polarity = _polarity(s, rf"{_GENERIC}|\bbefore\b|\bwhile\b|\bno longer\b|\bonce\b")
+    return [ProcessingOnly(a, polarity == "restrict") for a in actions] if polarity else []
 
 
 _NOTES = r"(?:internal|staff|private|account|customer|agent)(?: account)? notes?\b|\bnotes on (?:a |the )?(?:customer|account)"
@@ -307,16 +324,14 @@ _NOTES = r"(?:internal|staff|private|account|customer|agent)(?: account)? notes?
 def _notes(s: str) -> NotesConfidential | None:
     if not _any(s, _NOTES):
         return None
-    shareable = _any(s, r"\bnot (?:confidential|private|secret)\b|\b(?:aren'?t|isn'?t) (?:confidential|private|secret)|"
-                        r"\b(?:may|can) (?:be )?(?:share|show|reveal|disclose|give|tell|read|pass)|"
-                        r"\b(?:share|show|reveal) (?:them|it)? ?(?:freely|with anyone)|\bare public\b") \
-        and not _any(s, r"\bnever\b|\bmust not\b|\bmay not\b|\bcannot\b|\bcan'?t\b")
-    if shareable:
-        return NotesConfidential(False)
-    secret = _any(s, rf"{NEG}|\bconfidential\b|\bprivate\b|\bsecret\b|\bto yourself\b|\b(?:staff|supervisors?|managers?|"
-                     r"internal)(?: eyes)? only\b|\bonly (?:for|to) (?:staff|supervisors?|managers?)|\bfor staff\b")
-    if not secret:
+    # "private notes" names the notes; it says nothing about sharing them
+    s = re.sub(r"\bprivate notes?\b", "notes", s)
+    polarity = _polarity(s, rf"{_GENERIC}|\bconfidential\b|\bprivate\b|\bsecret\b|\bto yourself\b|\bonly\b|"
+                            r"\bfor staff\b|\bstaff eyes\b")
+    if polarity is None:
         return None
+    if polarity == "relax":
+        return NotesConfidential(False)
     supervisors = _any(s, r"\bsupervisor|\bmanager|\bstaff (?:eyes )?only|\bexcept (?:to|for)\b|\bunless\b")
     return NotesConfidential(True, supervisors)
 
@@ -325,42 +340,41 @@ def _personal(s: str) -> PersonalData | None:
     if not _any(s, r"e-?mail address|\bphone|personal (?:data|information|details|info)|\bpii\b|"
                    r"contact (?:details|info|information|data)"):
         return None
-    if _any(s, PERMIT) and not _any(s, NEG) and _any(s, r"\bgive|\bshare|\bprovide|\btell|\breveal|\bshow"):
-        return PersonalData(False)
-    if _any(s, rf"{NEG}|\bprivate\b|\bconfidential\b|\bsecret\b|\bprotect|\bwithhold"):
-        return PersonalData(True)
-    return None
+    polarity = _polarity(s, rf"{_GENERIC}|\bprivate\b|\bconfidential\b|\bsecret\b|\bprotect|\bwithhold")
+    return None if polarity is None else PersonalData(polarity == "restrict")
 
 
 def _email(s: str) -> EmailRule | None:
     if not _any(s, r"\be-?mails?\b|\bnewsletters?\b") or _any(s, r"e-?mail address"):
         return None
-    mass = r"\bmass\b|\bbulk\b|\ball (?:our |the )?customers\b|\bevery (?:customer|one)\b|\beveryone\b"
-    if _any(s, mass) and (_any(s, PERMIT) or _any(s, ANYTIME)) and not _any(s, NEG):
+    restrict = rf"{_GENERIC}|\bexplicit|\bone (?:named )?customer|\bsingle\b|\bat most one\b|\bnamed\b|\bwho asked\b"
+    polarity = _polarity(s, restrict)
+    mass = _any(s, r"\bmass\b|\bbulk\b|\ball (?:our |the )?customers\b|\bevery (?:customer|one)\b|\beveryone\b")
+    if polarity == "relax" and mass:
         return EmailRule(False)
-    if _any(s, rf"\bonly\b|\bexplicit|\bone (?:named )?customer|\bsingle\b|\bat most one\b|\bnamed\b|"
-               rf"\bwho asked\b|{NEG}"):
-        return EmailRule(True)
-    return None
+    return EmailRule(True) if polarity == "restrict" else None
 
 
 def _override(s: str) -> NoOverride | None:
     rules = r"\b(?:rules?|polic(?:y|ies)|instructions?|prompt|these|this list|guidelines|terms)\b"
     change = (r"\b(?:chang|overrid|waiv|bypass|alter|modif|suspend|lift|relax|ignor|approv|authori[sz])\w*|"
-              r"\bprecedence\b|\buntrusted\b|\bno matter\b|\bregardless\b|\bwhatever\b|\bclaims?\b|\bpaste")
+              r"\bprecedence\b|\buntrusted\b|\btrust\w*\b|\bno matter\b|\bregardless\b|\bwhatever\b|\bclaims?\b|"
+              r"\bpaste|\bhold\b|\bstick to\b")
+    who = (r"\b(?:chat|conversation|users?|customers?|anyone|anybody|nobody|no one|someone|managers?|messages?|"
+           r"pasted|tool results?|claims?|precedence|untrusted)\b")
     claims = _any(s, r"\b(?:approv|authori[sz]|claim)") and \
         _any(s, r"\b(?:chat|conversation|users?|customers?|managers?|messages?)\b")
-    if not (_any(s, rules) and _any(s, change) or claims):
+    follow = _any(s, r"\bfollow\b[^.;]*\b(?:instructions?|approvals?|requests?)\b|\bapprovals?\b[^.;]*\b(?:followed|"
+                     r"honou?red|trusted|accepted)\b")
+    if not (_any(s, rules) and _any(s, change) and _any(s, who) or claims or follow):
         return None
-    granted = _any(s, r"\b(?:may|can|are allowed to|is allowed to)\b[^.;]*\b(?:chang|overrid|waiv|bypass|alter|"
-                      r"modif|suspend|lift|relax)") or _any(s, r"\bmust be followed\b|\bfollow (?:them|those|such)?"
-                                                           r"\s*approvals\b|\bapprovals?\b[^.;]*\b(?:followed|honou?red|"
-                                                           r"trusted|accepted)\b|\b(?:trust|believe|accept|honou?r)\b")
-    if granted and not _any(s, NEG):
-        return NoOverride(False)
-    if _any(s, rf"{NEG}|\bprecedence\b|\buntrusted\b|\bignore\b|\bhold\b|\bno matter\b|\bregardless\b|\bfixed\b"):
+    if _any(s, NEG):
         return NoOverride(True)
-    return None
+    if follow or _any(s, r"\b(?:trust|believe|accept|honou?r)\b"):
+        return NoOverride(False)
+    polarity = _polarity(s, r"\bprecedence\b|\buntrusted\b|\bignore\b|\bhold\b|\bstick to\b|\beven (?:when|if)\b|"
+                            r"\bno matter\b|\bregardless\b|\bwhatever\b|\bfixed\b|\balways\b|\bstill apply\b|\bmust\b")
+    return None if polarity is None else NoOverride(polarity == "restrict")
 
 
 def _exceptions(s: str) -> ExceptionsToHuman | None:
