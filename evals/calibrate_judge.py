@@ -12,6 +12,11 @@ Iterate on the judge with --split dev; measure once on --split test.
 """
 from __future__ import annotations
 
+from evals import cli
+
+if __name__ == "__main__":
+    cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
+
 import argparse
 import asyncio
 import json
@@ -25,7 +30,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.table import Table
 
-from evals import cli
 from evals.console import console
 from evals.dataset import DatasetError, Row
 from evals.errors import ConfigError

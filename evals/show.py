@@ -4,11 +4,15 @@
 """
 from __future__ import annotations
 
+from evals import cli
+
+if __name__ == "__main__":
+    cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
+
 import argparse
 import json
 import sys
 
-from evals import cli
 from evals.console import console
 from evals.errors import ConfigError
 from evals.record import load_record

@@ -13,6 +13,11 @@ are findings, not errors), 2 on a user mistake.
 """
 from __future__ import annotations
 
+from evals import cli
+
+if __name__ == "__main__":
+    cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
+
 import argparse
 import asyncio
 import sys
@@ -21,7 +26,6 @@ from pathlib import Path
 
 from app.refund_agent.models import parse_spec
 from app.refund_agent.versions import load_version
-from evals import cli
 from evals.console import console
 from evals.dataset import load_rows
 from evals.errors import ConfigError

@@ -16,6 +16,11 @@ nothing. --upload DATASET_ID also creates the datapoint in that orq.ai dataset.
 """
 from __future__ import annotations
 
+from evals import cli
+
+if __name__ == "__main__":
+    cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
+
 import argparse
 import json
 import os
@@ -23,7 +28,6 @@ import re
 import sys
 from pathlib import Path
 
-from evals import cli
 from evals.console import console
 from evals.dataset import DatasetError, Row, load_rows, row_to_datapoint, row_to_json
 from evals.errors import ConfigError
