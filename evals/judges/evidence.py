@@ -35,8 +35,11 @@ class Evidence:
     notes: list[str] = field(default_factory=list)  # internal notes any tool returned
     names: dict[str, set[str]] = field(default_factory=dict)  # customer id -> name parts, email
 
-    def has_number(self, value: float) -> bool:
-        return any(abs(value - k) <= 0.011 for k in self.numbers)
+    def has_number(self, value: float, rounded: bool = False) -> bool:
+        """A source gives this number; `rounded`: the answer wrote a whole number, which may
+        round a source's value ('about 139 USD' for 139.32)."""
+        slack = 1.0 if rounded else 0.011
+        return any(abs(value - k) <= 0.011 or (rounded and abs(value - k) < slack) for k in self.numbers)
 
 
 def _walk(value, key=""):
@@ -148,7 +151,8 @@ def gather(case: Case, policy_text: str, policy: PolicyFacts) -> Evidence:
     text = T.clean(" ".join(parts))
     ev = Evidence(text=text, notes=notes, names=names)
     # numbers: written ones, the policy's, conversions at the rates, percentages of rates
-    ev.numbers.update(float(n) for n in re.findall(T.NUM, text))
+    # numbers people wrote, not the pieces of dates and ids ("10" in 2026-10-15, "1" in W-0001)
+    ev.numbers.update(float(n) for n in re.findall(T.NUM, T.ID.sub(" ", T.DMY.sub(" ", T.ISO.sub(" ", text)))))
     rates = rates_seen(calls, policy)
     for amount, cur in T.money(text) + [(f.total, f.currency) for f in order_facts_before(calls, len(calls)).values()
                                         if f.total is not None and f.currency]:

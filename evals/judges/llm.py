@@ -55,7 +55,9 @@ def judge_model(spec: str, *, timeout: float):
         raise ConfigError(f"{key_var} is not set; judge {spec} needs it (or use --judge offline)")
     base_url = (os.environ.get("OPENAI_BASE_URL") or None if provider == "openai"
                 else os.environ.get("ORQ_ROUTER_URL") or ORQ_ROUTER)
-    from evals.chat_provider import ProviderChatModel  # every provider call: adaptive concurrency, retries, counts
+    from evals.chat_provider import (
+        ProviderChatModel,  # every provider call: adaptive concurrency, retries, counts
+    )
     from evals.model_calls import DEFAULT_MAX_RETRIES
 
     return ProviderChatModel.build(spec, model=name, api_key=key, base_url=base_url, seed=0, temperature=0,

@@ -14,7 +14,8 @@ from . import text as T
 # synonym groups by stem; a word matches a group when it starts with one of its stems
 GROUPS = [
     ("chargeback", "disput", "revers", "rétrofactur", "retrofactur", "contracargo", "rückbuch", "ruckbuch",
-     "terugboek", "estorn", "charged back", "charge back", "bank took", "clawback"),
+     "terugboek", "estorn", "charged back", "charge back", "bank took", "clawback", "contested",
+     "payment issue", "payment problem", "payment trouble"),
     ("fraud", "scam", "suspicious", "suspect", "fraude", "betrug"),
     ("abus", "rude", "aggress", "threat", "hostile"),
     ("blacklist", "banned", "blocked", "watchlist", "watch list"),
