@@ -47,11 +47,13 @@ def tool_calls(draw):
     name = draw(tool_names)
     own = list(TOOLS[name].parameters.get("properties", {})) if name in TOOLS else []
     keys = draw(st.lists(st.sampled_from(own or PARAMS), unique=True, max_size=len(own) or 2))
+    if draw(st.integers(0, 19)) == 0:
+        keys += [f"k{i}" for i in range(500)]  # many unknown arguments: still a short error
     if own and draw(st.booleans()):
         keys = own  # all parameters: the calls that can succeed
     args = {k: draw(values) for k in keys}
     if draw(st.integers(0, 9)) == 0:
-        args[draw(st.text(max_size=8))] = draw(values)  # an unknown argument
+        args[draw(st.one_of(st.text(max_size=8), huge))] = draw(values)  # an unknown argument
     return name, args
 
 

@@ -19,7 +19,6 @@ from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
 
-
 def error_reply(exc: Exception) -> JSONRPCError:
     """The JSON-RPC error for a line the SDK could not read as a message."""
     errors = exc.errors(include_url=False) if isinstance(exc, ValidationError) else []

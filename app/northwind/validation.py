@@ -26,6 +26,7 @@ MAX_TEXT = 2000
 MAX_BODY = 10_000
 MAX_AMOUNT = 1e9
 QUOTE_CHARS = 40
+MAX_REPORTED = 3  # argument errors named in one message
 
 # The limits are enforced by validators that leave the tools' JSON schemas as the
 # seed wrote them: every schema keyword is prompt text a model pays for on every call
@@ -128,11 +129,14 @@ def tool_error(message: str) -> ToolError:
 
 def describe(error: PydanticError, tool: str) -> str:
     """One line per bad argument: which, why, and a short prefix of what was sent."""
+    errors = error.errors(include_url=False)
     parts = []
-    for e in error.errors(include_url=False):
-        where = ".".join(str(p) for p in e["loc"]) or "arguments"
-        got = "" if e["type"] == "missing" else f" (got {quote(e['input'])})"
+    for e in errors[:MAX_REPORTED]:
+        where = clip(".".join(str(p) for p in e["loc"]) or "arguments")  # a key can be huge too
+        got = "" if e["type"] in ("missing", "missing_argument") else f" (got {quote(e['input'])})"
         parts.append(f"{where}: {e['msg'].removeprefix('Value error, ')}{got}")
+    if len(errors) > MAX_REPORTED:
+        parts.append(f"and {len(errors) - MAX_REPORTED} more")
     return f"Invalid arguments for {clip(tool)}: " + "; ".join(parts) + "."
 
 
