@@ -293,8 +293,11 @@ def _window(s: str) -> list[Rule]:
         return []
     window = _any(s, r"window|within \w+ days|\w+ days of delivery|check_return_eligibility|\beligib|"
                      r"\blate (?:returns?|refunds?)|after delivery")
-    delivered = _any(s, r"\bdelivered\b|\barrived\b|\breceived\b") and \
-        not _any(s, r"\bdelivered or not\b|\bwhether (?:or not )?(?:it was |they were )?delivered\b|\bundelivered\b")
+    either_rx = r"\bdelivered or not\b|\bwhether (?:or not )?(?:it was |they were )?delivered\b|\bundelivered\b"
+    either = _any(s, either_rx)
+    delivered = _any(s, r"\bdelivered\b|\barrived\b|\breceived\b") and not either
+    if either and not window:  # "refunds are allowed for any order, delivered or not"
+        return [DeliveredOnly(False)] if _polarity(re.sub(either_rx, " ", s)) == "relax" else []
     if not (window or delivered):
         return []
     days = re.search(r"(\d+)\s*days", _digits(s))
