@@ -42,7 +42,7 @@ def clean(text: str) -> str:
     text = text.lower().replace("\u2011", "-").replace("\u2013", "-").replace("\u2014", "-")
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
     text = re.sub(r"(?<=\d),(?=\d{1,2}\b)", ".", text)
-    return re.sub(r"[*_`#]+", "", text)
+    return re.sub(r"[*`#]+|(?<!\w)_+|_+(?!\w)", "", text)  # markdown emphasis, not tool_names
 
 
 def sentences(text: str) -> list[str]:
