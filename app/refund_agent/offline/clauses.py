@@ -70,11 +70,15 @@ def spans(text: str) -> list[tuple[int, int]]:
     return [(s, e) for s, e in out if text[s:e].strip(" ,.;:!?¿¡-")]
 
 
+_CONDITION = re.compile(r"^\W*(?:if|unless|wenn|falls|si)\b", re.I)
+
+
 def _split_conj(text: str, start: int, end: int) -> list[tuple[int, int]]:
     pieces, cur = [], start
     for m in _CONJ.finditer(text, start, end):
         right = gloss(text[m.end():end]).lstrip(" ,")
-        if CLAUSE_START.match(right):
+        # "If I sent it back, would you refund it?" is one question: a condition keeps its clause.
+        if CLAUSE_START.match(right) and not _CONDITION.match(text[cur:m.start()]):
             pieces.append((cur, m.start()))
             cur = m.end()
     pieces.append((cur, end))

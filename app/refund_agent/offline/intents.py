@@ -41,7 +41,7 @@ REFUND_QUESTION = _rx(r"\b(?:can|could|would)\s+(?:it|this|that|order|a-\d+|the 
                       r"|\brefundable\b|\beligible for (?:a )?refund|\bqualif(?:y|ies) for (?:a )?refund")
 REFUND_POLICY_Q = _rx(r"\brefund (?:policy|rules|limit)|\bhow do refunds work|\bpolicy on refunds")
 CANCEL = _rx(r"\bcancel(?!l?ed\b)\w*|\bstop (?:the|that|this|my) order\b|\bcall(?:ed)? (?:it |that |the order )?off\b")
-CANCEL_ANY = _rx(r"\bcancel\w*|\bstop (?:the|that|this|my) order\b|\bcall(?:ed)? (?:it |that |the order )?off\b")
+CAN_BE_DONE = _rx(r"\b(?:can|could|may|might|will|would)\b[^.?!]*\bbe\s+(cancell?ed|refunded)\b")
 ADDRESS = _rx(r"\b(?:change|update|correct|fix|edit|modify|amend|switch)\b[^.?!]*\baddress\b"
               r"|\bnew (?:shipping |delivery )?address\b|\baddress\b[^.?!]*\bto\s+\d"
               r"|\b(?:ship|send|deliver|redirect|reroute|forward|go|goes)\b[^.?!]*\bto\s+\d+[a-z]?\s+\w")
@@ -333,6 +333,11 @@ def _clauses(turn: Turn) -> None:
     asks = bool(turn.questions) or any(p["mood"].question for p in parts)
     for p in parts:
         mood, cg = p["mood"], p["gloss"]
+        if (mood.hypothetical or mood.question and not mood.request) and not p["acts"]:
+            # "Could A-1002 still be cancelled?", "Can it be refunded?": asked about in the past participle.
+            m = CAN_BE_DONE.search(cg)
+            if m:
+                p["acts"] = ["cancel" if m.group(1).startswith("cancel") else "refund"]
         for a in p["acts"]:
             if turn.hold or clauses.negated(cg, _trigger(a, p["text"], cg)) or clauses.negated_clause(p["text"]):
                 turn.declined.append((a, p["orders"]))

@@ -34,7 +34,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\btreuepunkte\b|\bpunkte\b", "points"), (r"\bvollständig\w*|\bkomplett\b|\bden vollen betrag\b", "in full"),
     (r"\bdeutschland\b", "germany"), (r"\bfrankreich\b", "france"), (r"\bspanien\b", "spain"),
     (r"\bvereinigte[ns]? königreich\b|\bgroßbritannien\b", "united kingdom"), (r"\bsingapur\b", "singapore"),
-    (r"\bund\b", "and"), (r"\baber\b", "but"), (r"\bauch\b", "also"), (r"\bstatus\b", "status"),
+    (r"\bmeine?[rsn]?\b", "my"), (r"\bund\b", "and"), (r"\baber\b", "but"), (r"\bauch\b", "also"), (r"\bstatus\b", "status"),
     # --- French -------------------------------------------------------------------------
     (r"\bparler (?:à|a|avec) (?:un |une )?(?:humain|personne|quelqu'un|conseill\w+|responsable|superviseur|"
      r"agent|manager|vrai\w*)\b", "speak to a human"),
@@ -53,7 +53,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bquand\b", "when"), (r"\ben totalité\b|\bintégralement\b|\ben entier\b", "in full"),
     (r"\ballemagne\b", "germany"), (r"\broyaume-uni\b", "united kingdom"), (r"\bespagne\b", "spain"),
     (r"\bétats-unis\b", "united states"), (r"\bsingapour\b", "singapore"),
-    (r"\bmais\b", "but"), (r"\baussi\b", "also"),
+    (r"\b(?:ma|mon|mes)\b", "my"), (r"\bmais\b", "but"), (r"\baussi\b", "also"),
     # --- Spanish ------------------------------------------------------------------------
     (r"\bhablar con (?:una persona|un humano|alguien|un supervisor|un agente|un responsable|un encargado)"
      r"(?: real)?\b", "speak to a human"),
@@ -72,7 +72,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bcompleto\b|\btotalmente\b|\ben su totalidad\b|\bcompleta\b", "in full"),
     (r"\bsigue\b", "is it still"), (r"\ben proceso\b|\bprocesando\b", "processing"),
     (r"\balemania\b", "germany"), (r"\breino unido\b", "united kingdom"), (r"\bespaña\b", "spain"),
-    (r"\bestados unidos\b", "united states"), (r"\bpero\b", "but"), (r"\btambi[eé]n\b", "also"),
+    (r"\b(?:mi|mis)\b", "my"), (r"\bestados unidos\b", "united states"), (r"\bpero\b", "but"), (r"\btambi[eé]n\b", "also"),
 ]
 _COMPILED = [(re.compile(p, re.I), r) for p, r in _PHRASES]
 

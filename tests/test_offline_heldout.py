@@ -1,0 +1,207 @@
+"""The offline model on customer messages nobody wrote for it, and the parts that read them.
+
+The held-out set (tests/data/heldout_messages.jsonl) goes through the real agent (v3, the
+in-process MCP server, temperature 0) and the code scorers: at least 95% of rows pass every
+code scorer, and no negated or question-only message writes anything. The unit tests below
+pin the parser: negation and its scope, mood, ids, amounts, languages and misspellings.
+"""
+import asyncio
+
+import pytest
+
+from app.refund_agent.offline import clauses
+from app.refund_agent.offline.entities import extract
+from app.refund_agent.offline.intents import understand
+from app.refund_agent.offline.lexicon import correct, gloss
+from app.refund_agent.offline.numbers import words_to_digits
+from evals.dataset import load_rows
+from tests.offline_heldout import HELDOUT, NO_WRITE_TAGS, run_file, score_record
+
+
+@pytest.fixture(scope="module")
+def heldout():
+    return score_record(asyncio.run(run_file(HELDOUT, temperature=0.0)))
+
+
+def test_heldout_set_covers_what_it_claims():
+    rows = load_rows(HELDOUT)
+    tags = [t for r in rows for t in r.inputs.tags]
+    assert len(rows) >= 120
+    assert tags.count("negated") >= 20 and tags.count("question-only") >= 20
+    for needed in ("de", "fr", "es", "typo", "sms", "amount", "id-format", "multi-request", "vat"):
+        assert needed in tags, needed
+
+
+def test_heldout_rows_pass_at_temperature_zero(heldout):
+    failed = "\n".join(f"{r} {sc}: {why[:120]}" for r, _, sc, why in heldout.failures)
+    assert heldout.runs == len(load_rows(HELDOUT))
+    assert heldout.rate >= 0.95, failed
+
+
+def test_no_write_on_negated_or_question_only_messages(heldout):
+    assert heldout.no_write_runs >= 40
+    assert heldout.no_write_violations == []
+
+
+def _record(tags, calls, writes=()):
+    turn = {"tool_calls": [{"name": n, "arguments": {}, "result": {}, "error": None} for n in calls],
+            "writes": list(writes)}
+    return {"rows": [{"id": "r", "inputs": {"tags": tags}}],
+            "runs": [{"row_id": "r", "trial": 0, "turn": turn,
+                      "verdicts": {"refund_outcome": {"passed": True}, "policy_judge": {"passed": False}}}]}
+
+
+def test_score_counts_a_write_on_a_negated_row_and_ignores_the_judge():
+    bad = score_record(_record(["negated"], ["get_order", "refund_order"], [{"action": "refund"}]))
+    assert bad.no_write_violations == [("r", 0, ["refund_order", "refund"])]
+    good = score_record(_record(["negated"], ["get_order"]))
+    assert good.no_write_violations == [] and good.passed == 1  # the judge's verdict is not counted
+    plain = score_record(_record(["refund"], ["refund_order"], [{"action": "refund"}]))
+    assert plain.no_write_runs == 0 and NO_WRITE_TAGS == {"negated", "question-only"}
+
+
+# --- negation and its scope ---------------------------------------------------------------
+@pytest.mark.parametrize("text, declined", [
+    ("Please do NOT refund A-1001.", "refund"),
+    ("I'm not asking for a refund, just tell me what A-1001 cost", "refund"),
+    ("No need to refund it, I'll keep it.", "refund"),
+    ("Don't cancel A-1004 yet - is it still processing?", "cancel"),
+    ("Hold off on the refund for A-1008.", "refund"),
+    ("Never mind the refund on A-1001.", "refund"),
+    ("Without refunding anything, what's the deadline for A-1003?", "refund"),
+    ("Bitte storniere A-1004 nicht.", "cancel"),
+    ("Ne remboursez pas la commande A-1001.", "refund"),
+    ("No reembolse el pedido A-1001.", "refund"),
+])
+def test_negated_requests_write_nothing(text, declined):
+    turn = understand(text)
+    assert turn.actions == [] and declined in [a for a, _ in turn.declined]
+
+
+@pytest.mark.parametrize("text, action", [
+    ("I don't want order A-1004 anymore, please cancel it.", "cancel"),  # the "not" is about wanting the order
+    ("I'm not happy with A-1001, refund it please.", "refund"),
+    ("I didn't get my money back for A-1001, please refund it.", "refund"),  # a past event, not a refusal
+])
+def test_negation_stops_at_its_clause(text, action):
+    assert action in understand(text).actions
+
+
+def test_before_you_do_anything_holds_every_write():
+    turn = understand("Before you do anything, refund A-1001 and tell me its status.")
+    assert turn.hold and turn.actions == []
+
+
+def test_each_request_keeps_its_own_order_and_polarity():
+    turn = understand("Refund A-1008 in full, but don't cancel A-1004.")
+    assert turn.actions == ["refund"] and turn.targets["refund"] == ["A-1008"]
+    assert turn.declined == [("cancel", ["A-1004"])]
+    both = understand("Refund A-1001 in full and cancel A-1004.")
+    assert both.targets["refund"] == ["A-1001"] and both.targets["cancel"] == ["A-1004"]
+
+
+def test_a_question_in_its_own_clause_is_answered_next_to_the_write():
+    turn = understand("Please refund A-1008. Also, what's the tracking number for A-1002?")
+    assert turn.actions == ["refund"] and turn.side_questions == ["tracking"]
+    assert turn.targets["tracking"] == ["A-1002"]
+    follow_up = understand("Apply discount code AUTUMN10 to order A-1004. What's the new total?")
+    assert follow_up.side_questions == []  # answered by the write itself
+
+
+# --- mood ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("text, check", [
+    ("Would I get a refund if I returned A-1001?", "refund_check"),
+    ("If I sent back A-1005, would you refund it?", "refund_check"),
+    ("Could A-1002 still be cancelled?", "cancel_check"),
+    ("Is it possible to cancel A-1004?", "cancel_check"),
+    ("Am I able to change the delivery address of A-1004?", "address_check"),
+])
+def test_hypothetical_writes_become_questions(text, check):
+    turn = understand(text)
+    assert turn.actions == [] and check in turn.questions
+
+
+@pytest.mark.parametrize("text, action", [
+    ("Could you refund A-1001 please?", "refund"), ("Can you cancel A-1004 for me?", "cancel"),
+    ("Would you mind refunding A-1008?", "refund"), ("Can I get my money back for A-1001?", "refund"),
+    ("Can I speak to a human about A-1005?", "escalate"),
+])
+def test_polite_questions_are_requests(text, action):
+    assert action in understand(text).actions
+
+
+# --- ids and amounts ------------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["A-1008", "a1008", "#1008", "order 1008", "A 1008", "order no. 1008"])
+def test_order_id_spellings(text):
+    assert extract(f"status of {text}?").orders == ["A-1008"]
+
+
+@pytest.mark.parametrize("text, value, currency", [
+    ("refund sixty euros", 60.0, "EUR"), ("twenty-five euros back", 25.0, "EUR"),
+    ("one hundred and fifty pounds", 150.0, "GBP"), ("fifty bucks", 50.0, "USD"), ("100 quid", 100.0, "GBP"),
+    ("€30 back", 30.0, "EUR"), ("£120", 120.0, "GBP"), ("$50", 50.0, "USD"), ("64,50 €", 64.5, "EUR"),
+    ("1,200 dollars", 1200.0, "USD"), ("zwanzig Euro", 20.0, "EUR"), ("trente euros", 30.0, "EUR"),
+    ("cincuenta euros", 50.0, "EUR"), ("EUR 15", 15.0, "EUR"),
+])
+def test_amounts_in_digits_words_and_symbols(text, value, currency):
+    a = extract(words_to_digits(text)).amounts[0]
+    assert (a.value, a.currency) == (value, currency)
+
+
+def test_number_words_keep_positions_and_leave_small_words_alone():
+    for text in ("refund sixty euros on A-1001", "this one please", "just this once", "three days late"):
+        out = words_to_digits(text)
+        assert len(out) == len(text)
+    assert words_to_digits("this one please") == "this one please"
+    assert words_to_digits("just this once") == "just this once"
+
+
+@pytest.mark.parametrize("text, fraction", [("half the money back", 0.5), ("a third of it", 1 / 3),
+                                            ("a quarter back", 0.25)])
+def test_fractions(text, fraction):
+    assert extract(text).fraction == pytest.approx(fraction)
+
+
+# --- languages and misspellings ---------------------------------------------------------------
+@pytest.mark.parametrize("text, action", [
+    ("Bitte erstatten Sie die Bestellung A-1001.", "refund"), ("Stornieren Sie bitte A-1004.", "cancel"),
+    ("Remboursez la commande A-1001.", "refund"), ("Annulez la commande A-1004.", "cancel"),
+    ("Reembolse el pedido A-1001, por favor.", "refund"), ("Cancele el pedido A-1004.", "cancel"),
+    ("Ich möchte mit einem Menschen sprechen.", "escalate"), ("Je voudrais parler à un humain.", "escalate"),
+    ("Quiero hablar con una persona.", "escalate"),
+    ("Changez l'adresse de livraison de A-1004 : 8 rue de Rivoli, 75004 Paris.", "address"),
+])
+def test_main_intents_in_german_french_spanish(text, action):
+    assert action in understand(text).actions
+
+
+@pytest.mark.parametrize("text, question", [
+    ("Wie ist der Status meiner Bestellung A-1002?", "status"), ("Où en est ma commande A-1002 ?", "status"),
+    ("¿Cuál es el estado del pedido A-1002?", "status"), ("Kann ich A-1001 noch zurückgeben?", "return_check"),
+    ("Puis-je encore retourner A-1008 ?", "return_check"), ("whats the last day i can send back A-1002",
+                                                             "return_check"),
+    ("Wie viel Mehrwertsteuer kommt in Deutschland auf 89 EUR?", "tax"),
+])
+def test_questions_in_other_languages_and_styles(text, question):
+    assert question in understand(text).questions
+
+
+@pytest.mark.parametrize("typo, word", [("refnud", "refund"), ("cancle", "cancel"), ("adress", "address"),
+                                        ("statsu", "status"), ("retrun", "return"), ("escalte", "escalate")])
+def test_misspelt_intent_words(typo, word):
+    assert correct(typo) == word
+
+
+@pytest.mark.parametrize("word", ["charge", "chance", "older", "orders", "the", "stats"])
+def test_real_words_are_not_corrected_into_intents(word):
+    assert correct(word) in (word, "status") and correct("charge") == "charge"
+
+
+def test_gloss_keeps_ids_and_numbers():
+    assert "a-1001" in gloss("Bitte erstatten Sie A-1001 vollständig") and "in full" in gloss("vollständig")
+
+
+def test_clause_spans_split_on_requests_not_on_lists():
+    text = "Refund orders A-1001, A-1003 and A-1002 in full."
+    assert len(clauses.spans(text)) == 1
+    assert len(clauses.spans("Cancel A-1004 and what's the status of A-1002?")) == 2
