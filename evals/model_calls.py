@@ -4,9 +4,13 @@ Every provider call goes through `call_with_retries`:
 
 - **Adaptive concurrency (AIMD, as Inspect AI's AdaptiveConcurrencyController).** One limit
   per endpoint and model. It starts at the gate's --parallelism, halves on a 429 (once per
-  cooldown: a burst of 429s from calls already in flight is one signal, not ten), and grows
-  by one after a round of `limit` clean successes during which it was nearly full (growing
-  an idle limit would only test headroom nobody used).
+  cooldown: a burst of 429s from calls already in flight is one signal, not ten) but not
+  below what the provider is admitting right now (Little's law: answers per second x latency,
+  plus one), and grows by one after a round of `limit` clean successes during which it was
+  nearly full (growing an idle limit would only test headroom nobody used), up to --parallelism.
+- **Pacing.** Once a response shows the request budget binding (a 429, or
+  x-ratelimit-remaining-requests 0), requests are spaced at the advertised rate
+  (x-ratelimit-limit-requests per minute) instead of being sent to collect 429s.
 - **Retries.** 429, 408/409, 5xx and connection errors are retried up to `max_retries` times
   with exponential backoff and jitter; after a 429 the call sleeps at least the server's
   Retry-After (`retry-after-ms` when given, as OpenAI sends it). The slot is released while
@@ -22,7 +26,9 @@ process keeps its own and the gate reports none).
 from __future__ import annotations
 
 import asyncio
+import collections
 import email.utils
+import math
 import random
 import re
 import threading
@@ -40,6 +46,7 @@ DEFAULT_PARALLELISM = 8
 DEFAULT_MAX_RETRIES = 8  # enough that rate limiting alone never fails a run
 SATURATION = 0.8  # grow only after a round in which this share of the limit was in use
 COOLDOWN_FLOOR_S = 1.0  # cut at most once per this long (or per Retry-After, if longer)
+RATE_WINDOW_S = 3.0  # how far back the admitted rate is measured
 
 _settings = {"parallelism": DEFAULT_PARALLELISM}
 _now = time.monotonic  # the clocks, replaceable in tests
@@ -274,10 +281,31 @@ class AdaptiveLimit:
         self._successes = 0
         self._peak = 0
         self._cooldown_until = 0.0
+        self._next_send = 0.0
+        self._answered: collections.deque[tuple[float, float]] = collections.deque()  # (when, latency)
 
     async def acquire(self) -> None:
         await self.limiter.acquire()
         self._peak = max(self._peak, int(self.limiter.borrowed_tokens))
+        try:
+            await self._paced()
+        except BaseException:
+            self.limiter.release()
+            raise
+
+    async def _paced(self) -> None:
+        """Once the provider said its request budget binds, send no faster than the rate it
+        advertises (x-ratelimit-limit-requests): each request gets the next 1/rate time slot.
+        Sending faster would only buy 429s, which cost a round trip each and, at some
+        providers, count against the budget too."""
+        st = self.stats
+        if not (st.requests_binding and st.limit_requests):
+            return
+        now = _now()
+        at = max(now, self._next_send)
+        self._next_send = at + 60.0 / st.limit_requests
+        if at > now:
+            await _sleep(at - now)
 
     def release(self) -> None:
         self.limiter.release()
@@ -296,9 +324,23 @@ class AdaptiveLimit:
             self._cooldown_until = max(self._cooldown_until, now + (wait or 0.0))
             return
         self._cooldown_until = now + max(wait or 0.0, COOLDOWN_FLOOR_S)
-        self._set(max(1, self.limit // 2))
+        self._set(max(1, self.limit // 2, min(self.limit, self.admitted_in_flight())))
 
-    def on_success(self, clean: bool) -> None:
+    def admitted_in_flight(self) -> int:
+        """Little's law: the calls in flight that the rate the provider is admitting right now
+        needs (answers per second x seconds per answer), plus one. Halving below that would not
+        spare the provider anything; it would only leave capacity it grants unused."""
+        now = _now()
+        while self._answered and now - self._answered[0][0] > RATE_WINDOW_S:
+            self._answered.popleft()
+        if len(self._answered) < 4:
+            return 1
+        rate = len(self._answered) / max(now - self._answered[0][0], 0.5)
+        latency = sum(lat for _, lat in self._answered) / len(self._answered)
+        return math.ceil(rate * latency) + 1
+
+    def on_success(self, clean: bool, latency: float = 0.0) -> None:
+        self._answered.append((_now(), latency))
         if not clean or _now() < self._cooldown_until:
             return  # answers to calls sent before the cut say nothing about the new limit
         self._successes += 1
@@ -363,11 +405,12 @@ async def call_with_retries(key: str, send: Callable[[], Awaitable[T]], *, max_r
             limit.release()
             raise
         limit.release()
+        latency = time.monotonic() - started  # from the send, after any pacing wait
         stats.ok += 1
-        stats.latency_s += time.monotonic() - started
+        stats.latency_s += latency
         if on_success is not None:
             stats.answered(*on_success(result))
-        limit.on_success(clean=attempt == 0)
+        limit.on_success(clean=attempt == 0, latency=latency)
         return result
 
 

@@ -141,3 +141,36 @@ def test_physical_limit_is_the_rate_limit_only_when_binding():
     (line,) = mc.summary_lines(summary)
     assert "300 answered" in line and "wall/limit 1.10" in line
     assert mc.summary_lines(None) == []
+
+
+async def test_requests_are_paced_at_the_advertised_rate_once_it_binds(clock):
+    stats = mc.CallStats("openai:m", limit_requests=600)
+    limit = mc.AdaptiveLimit(8, stats)
+    for _ in range(3):  # not binding yet: no waiting
+        await limit.acquire()
+        limit.release()
+    assert clock["slept"] == []
+    stats.requests_binding = True
+    start = clock["now"]
+    for _ in range(5):
+        await limit.acquire()
+        limit.release()
+    assert clock["now"] - start == pytest.approx(0.4)  # one request every 1/10 s
+
+
+def test_a_cut_keeps_what_the_provider_is_admitting(clock):
+    limit = mc.AdaptiveLimit(32, mc.CallStats("openai:m"))
+    for _ in range(30):  # 10 answers a second, 0.3 s each: about 3 in flight carry that rate
+        clock["now"] += 0.1
+        limit.on_success(clean=False, latency=0.3)
+    cuts = []
+    for _ in range(5):
+        limit.on_rate_limit(0.1)
+        cuts.append(limit.limit)
+        clock["now"] += mc.COOLDOWN_FLOOR_S + 0.01
+        limit.on_success(clean=False, latency=0.3)  # the provider still answers 10 a second
+        for _ in range(9):
+            clock["now"] += 0.1
+            limit.on_success(clean=False, latency=0.3)
+    # halving alone would go 16, 8, 4, 2, 1; it stops near 10/s x 0.3 s in flight, plus one
+    assert cuts[:2] == [16, 8] and min(cuts) >= 4 and cuts[-1] == cuts[-2]
