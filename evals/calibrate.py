@@ -1,6 +1,8 @@
-"""Propose gate bars from an accepted version's observed pass rates and their spread.
+"""Calibrate the gate from an accepted run: propose bars and store the accepted per-row
+counts as the reference (evals/thresholds.toml + evals/reference.json).
 
-    python evals/calibrate.py --version v3 --trials 10 [--write]
+    python evals/calibrate.py --version v3 --trials 100 [--against v1] [--write]
+    python evals/calibrate.py --version v3 --seeds 0-99 --write
     python evals/calibrate.py --from results/v3-....json [--write]     # from a stored run
 
 A bar asks "no worse than what we accepted, allowing for sampling noise"; it never asks
@@ -12,8 +14,21 @@ verdicts from `trials` trials:
   - minus a margin (code scorers 0.02, the judge 0.05: it is noisier), rounded down to 0.01;
   - a scorer the accepted version never failed keeps a bar of 1.00: zero tolerance, as for
     PII leaks, because any failure there is new behaviour, not noise.
+The reference holds each row x scorer's pass / fail / n-a counts and failing seeds; the gate
+tests means and rows against it (evals/verdict.py). How many accepted runs it needs: a row
+that never failed is flagged by a single failure only when the accepted run is long enough
+to tell "never fails" from "fails now and then" (the output prints the row test's critical p).
+
+Refuses to write (exit 2, files untouched) when fewer than 3 trials ran, when any run
+errored (crash, timeout, missing key), when a bar would be 0, or when the previous version
+(--against, default v1, run on the same seeds) would pass the proposed bars.
 """
 from __future__ import annotations
+
+from evals import cli
+
+if __name__ == "__main__":
+    cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
 
 import argparse
 import math
@@ -22,27 +37,32 @@ import time
 from datetime import date
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
-from evals import cli
 from evals.console import console
 from evals.gate import (
     DEFAULT_AGENT,
     DEFAULT_DATASET,
     agents_for,
-    execute,
     load_rows_for,
-    new_record,
+    run_seeds,
     summarise_record,
 )
 from evals.record import load_record, save_record
+from evals.reference import DEFAULT_PATH as REFERENCE_PATH
+from evals.reference import build_reference, dump_reference, tail
 from evals.runner import Settings
-from evals.scorers import JUDGE_SCORERS, make_evaluators
+from evals.scorers import JUDGE_SCORERS, REGISTRY, make_evaluators, select
+from evals.seeds import format_seeds, parse_seeds
 from evals.sources import source_for
 from evals.target import TargetOptions
 from evals.thresholds import DEFAULT_PATH, Bar, Thresholds, dump_toml
+from evals.verdict import ALPHA_ROWS
 
 MARGIN = {"code": 0.02, "judge": 0.05}
+MIN_TRIALS = 3
+DEFAULT_TRIALS = 100  # enough accepted runs that "never failed" means it (see the module doc)
 
 
 def propose(summary: dict, trials: int) -> dict[str, Bar]:
@@ -64,58 +84,121 @@ def propose(summary: dict, trials: int) -> dict[str, Bar]:
     return bars
 
 
+def errored(record, version: str) -> list[str]:
+    return [f"{r.row_id} seed {r.trial}: {r.turn.error}" for r in record.runs_for(version) if r.turn.error]
+
+
+def refuse(why: str) -> int:
+    console.print(f"[red]not written[/]: {escape(why)}")
+    print(f"error: calibrate: {why}", file=sys.stderr)
+    return cli.EXIT_UNJUDGED
+
+
 @cli.guarded
 def main(argv=None) -> int:
     started = time.perf_counter()
     p = argparse.ArgumentParser(prog="evals/calibrate.py", description=__doc__.splitlines()[0])
     p.add_argument("--agent", default=DEFAULT_AGENT, metavar="MODULE:CALLABLE", help="the target (see regression.py)")
     p.add_argument("--version", help="agent version, for a factory target (Northwind: default v3)")
-    p.add_argument("--trials", type=int, default=10)
+    p.add_argument("--trials", type=int, help=f"accepted runs per row, seeds 0..N-1 (default {DEFAULT_TRIALS})")
+    p.add_argument("--seeds", help="which seeds instead: 0-99, 1,3,5")
+    p.add_argument("--against", default=None,
+                   help="previous version the bars must fail, run on the same seeds (default: v1 for the Northwind agent, none otherwise)")
     p.add_argument("--model")
     p.add_argument("--judge", default="offline")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--dataset", default=str(DEFAULT_DATASET), help="local JSONL dataset")
     src.add_argument("--dataset-id", help="orq.ai dataset id (needs ORQ_API_KEY)")
-    p.add_argument("--parallelism", type=int, default=8)
+    p.add_argument("--parallelism", type=int, default=16)
     p.add_argument("--from", dest="source", help="propose from a stored results file instead of running")
     p.add_argument("--thresholds", default=str(DEFAULT_PATH))
-    p.add_argument("--write", action="store_true", help="write the proposal to the thresholds file")
+    p.add_argument("--reference", help="where the accepted counts go (default: reference.json beside --thresholds)")
+    p.add_argument("--scorers", nargs="+", metavar="NAME",
+                   help="calibrate only these scorers (another agent's bars file lists only those that apply)")
+    p.add_argument("--write", action="store_true", help="write the bars and the reference")
     a = p.parse_args(argv)
+    if a.against is None:  # the Northwind agent is checked against v1 by default; another agent has no versions
+        a.against = "v1" if a.agent == DEFAULT_AGENT else "none"
+    against = None if a.against in ("none", "") else a.against
+    a.reference = a.reference or str(Path(a.thresholds).with_name(REFERENCE_PATH.name))
+    selected = list(select(a.scorers)) if a.scorers else list(REGISTRY)
     if a.source:
         record = load_record(a.source)
+        if against and record.meta.baseline != against:
+            against = None
+            console.print("note: --from: the stored run has no --against version; that check is skipped")
     else:
-        agents = agents_for(a.agent, TargetOptions(version=a.version, model=a.model, timeout=120.0))
-        evaluators = make_evaluators(a.judge)
+        trials = DEFAULT_TRIALS if a.trials is None else a.trials
+        seeds = parse_seeds(a.seeds) if a.seeds else list(range(max(0, trials)))
+        if len(seeds) < MIN_TRIALS:
+            return refuse(f"a calibration needs at least {MIN_TRIALS} trials per row (got {len(seeds)})")
+        agents = agents_for(a.agent, TargetOptions(version=a.version, model=a.model, timeout=120.0), against)
+        evaluators = [e for e in make_evaluators(a.judge) if e["name"] in selected]
         loaded = load_rows_for(source_for(a.dataset, a.dataset_id), agents[0])
-        rows = loaded.rows
-        settings = Settings(model=a.model, judge=a.judge, trials=a.trials, parallelism=a.parallelism,
+        settings = Settings(model=a.model, judge=a.judge, trials=len(seeds), parallelism=a.parallelism,
                             upload=False, print_table=False)
-        record = new_record(agents, loaded, rows, settings, {}, ["calibrate"] + (argv or sys.argv[1:]))
-        path = cli.REPO / "results" / f"calibrate-{record.meta.version}-{time.strftime('%Y%m%d-%H%M%S')}.json"
-        if not execute(record, [(r, t) for r in rows for t in range(a.trials)], settings, path, agents, evaluators):
-            return cli.EXIT_UNJUDGED
-        record.meta.complete = True
+        path = cli.REPO / "results" / f"calibrate-{agents[0].version}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        console.print(f"calibration: {agents[0].version}" + (f" and {against}" if against else "")
+                      + f", {len(loaded.rows)} rows x seeds {format_seeds(seeds)}")
+        record, completed = run_seeds(agents, loaded, loaded.rows, seeds, settings, evaluators,
+                                      ["calibrate"] + (argv or sys.argv[1:]), path)
+        if not completed:
+            return refuse("the calibration run was interrupted")
         record.meta.elapsed_s = round(time.perf_counter() - started, 3)
         record.summary = summarise_record(record, {})
         save_record(record, path)
         console.print(f"calibration run: {path}")
-    summary = summarise_record(record, {})[record.meta.version]
-    bars = propose(summary, record.meta.trials)
-    t = Table(title=f"proposed bars from {record.meta.version} ({summary['runs']} runs, {record.meta.trials} trials)")
-    for col in ("scorer", "observed", "95% CI", "n", "proposed bar", "why"):
+    version = record.meta.version
+    if record.meta.trials < MIN_TRIALS:
+        return refuse(f"a calibration needs at least {MIN_TRIALS} trials per row (the run has {record.meta.trials})")
+    if bad := errored(record, version):
+        return refuse(f"{len(bad)} of {len(record.runs_for(version))} runs of {version} errored "
+                      f"(first: {bad[0]}); bars from crashed runs would be meaningless")
+    summary = summarise_record(record, {})[version]
+    bars = {n: b for n, b in propose(summary, record.meta.trials).items() if n in selected}
+    t = Table(title=f"proposed bars from {version} ({summary['runs']} runs, {record.meta.trials} trials)")
+    for col in ("scorer", "observed", "95% CI", "n", "proposed bar", "why") + ((against,) if against else ()):
         t.add_column(col)
+    prev = None
+    if against:
+        if bad := errored(record, against):
+            return refuse(f"{len(bad)} runs of {against} errored (first: {bad[0]})")
+        prev = summarise_record(record, {n: b.bar for n, b in bars.items()})[against]["scorers"]
     for name, b in bars.items():
-        t.add_row(name, f"{b.observed:.3f}", f"{b.low:.3f}-{b.high:.3f}", str(b.n), f"{b.bar:.2f}", b.why)
+        extra = (f"{prev[name]['mean']:.3f}" if prev and prev.get(name) and prev[name]["n"] else "-",) if against else ()
+        t.add_row(name, f"{b.observed:.3f}", f"{b.low:.3f}-{b.high:.3f}", str(b.n), f"{b.bar:.2f}", b.why, *extra)
     console.print(t)
-    provenance = {"version": record.meta.version, "model": record.meta.model, "judge": record.meta.judge,
-                  "trials": record.meta.trials, "date": date.today().isoformat(),
-                  "dataset_sha256": record.meta.dataset_sha256, "method": "min(wilson_low, one-trial low) - margin (code 0.02, judge 0.05); 1.0 if never failed"}
+    reference = build_reference(record, {})
+    for trials in (1, 5):
+        console.print(f"row test at {trials} trial(s): a row x scorer is regressed at p <= "
+                      f"{reference.critical_p(trials, ALPHA_ROWS):.2g}; a row that passed all {record.meta.trials} "
+                      f"accepted runs and fails {trials}/{trials} has p = {tail(trials, trials, 0, record.meta.trials):.2g}")
+    if zero := [n for n, b in bars.items() if b.bar <= 0]:
+        return refuse(f"the bar for {zero[0]} would be {bars[zero[0]].bar:.2f}: the accepted run fails it too often")
+    missing = [n for n in selected if n not in bars]
+    if missing:
+        return refuse(f"no verdict for scorer {missing[0]} in the accepted run: it would have no bar")
+    if prev is not None:
+        passes = [n for n, b in bars.items() if prev.get(n) and prev[n]["n"] and prev[n]["mean"] >= b.bar - 1e-12]
+        if len(passes) == len([n for n in bars if prev.get(n) and prev[n]["n"]]):
+            return refuse(f"{against} would pass every proposed bar: these bars cannot tell the versions apart")
+        if passes:
+            console.print(f"note: {against} is at or above the bar of {', '.join(passes)} "
+                          "(the other bars and the reference tests catch it)")
+    m = record.meta
+    provenance = {"version": version, "model": m.model, "judge": m.judge, "trials": m.trials,
+                  "seeds": format_seeds(m.seeds), "date": date.today().isoformat(),
+                  "dataset": m.dataset, "dataset_sha256": m.dataset_sha256, "git_commit": m.git_commit,
+                  "against": against or "none",
+                  "method": "min(wilson_low, one-trial low) - margin (code 0.02, judge 0.05); 1.0 if never failed"}
+    reference.provenance = {k: v for k, v in provenance.items() if k != "method"}
     text = dump_toml(Thresholds(provenance=provenance, scorers=bars))
     if a.write:
         Path(a.thresholds).write_text(text)
-        console.print(f"wrote {a.thresholds}")
+        Path(a.reference).write_text(dump_reference(reference))
+        console.print(f"wrote {a.thresholds} and {a.reference}")
     else:
-        console.print("not written (pass --write to save these bars)")
+        console.print("not written (pass --write to save these bars and the reference)")
     return 0
 
 

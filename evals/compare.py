@@ -12,23 +12,23 @@ two runs cannot be compared (different datasets, unreadable files).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: import the evals package, not sibling modules
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from evals import cli
+
+if __name__ == "__main__":
+    cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
 
 import argparse
 
 from rich.markup import escape
 from rich.table import Table
 
-from evals import cli
 from evals.console import console
 from evals.errors import ConfigError
 from evals.record import Record, RunResult, load_record, save_record
-from evals.report import write_report
 from evals.stats import mcnemar_exact, newcombe_paired_interval
 from evals.summary import scorer_names, summarise
+from evals.verdict import decide, stored
 
 ALPHA = 0.05
 MAX_FLIPS_SHOWN = 12
@@ -223,12 +223,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="PATH.json", help="also write both runs and the comparison as one results file")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when any scorer is significantly worse than the baseline")
+    p.add_argument("--force", action="store_true", help="let --out/--report replace an existing file")
     return p
 
 
 @cli.guarded
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    # where it writes, before any work: never over an input, never over a file unless --force
+    if a.out:
+        cli.check_new_file(a.out, "--out", force=a.force, inputs=[a.baseline, a.candidate])
+    if a.report:
+        cli.check_new_file(a.report, "--report", force=a.force, inputs=[a.baseline, a.candidate, a.out])
     rec_a, rec_b = load_record(a.baseline), load_record(a.candidate)
     rows, note = align(rec_a, rec_b, a.allow_different_rows)
     if note:
@@ -241,19 +247,16 @@ def main(argv: list[str] | None = None) -> int:
     record.meta.compared_files = {"baseline": str(a.baseline), "candidate": str(a.candidate)}
     comparison = record.comparison
     print_comparison(comparison)
-    lines = regressions(comparison)
-    if lines and a.fail_on_regression:
-        code, line = cli.EXIT_FAIL, "FAIL: " + "; ".join(lines)
-    elif lines:
-        code, line = cli.EXIT_PASS, f"{len(lines)} scorer(s) significantly worse (not failing: no --fail-on-regression)"
-    else:
-        code, line = cli.EXIT_PASS, f"PASS: no scorer significantly worse than {base_label} (p < {ALPHA})"
-    record.summary["verdict"] = {"exit_code": code, "line": line}
+    verdict = decide(record.summary[cand_label], comparison=comparison, fail_on_regression=a.fail_on_regression)
+    code, line, worse = verdict.exit_code, verdict.line, bool(regressions(comparison))
+    record.summary["verdict"] = stored(verdict)
     if a.out:
-        console.print(f"results: {save_record(record, a.out)}")
+        console.print(f"results: {save_record(record, cli.claim_file(a.out, '--out', force=a.force))}")
     if a.report:
+        from evals.report import write_report
+
         console.print(f"report: {write_report(record, a.report)}")
-    colour = "green" if not lines else "red" if code else "yellow"
+    colour = "green" if not worse else "red" if code else "yellow"
     console.print(f"[bold {colour}]{escape(line)}[/]")
     return code
 

@@ -78,6 +78,7 @@ class Meta(BaseModel):
     regraded_from: str | None = None  # regrade: the results file re-scored
     compared_files: dict[str, str] | None = None  # compare: the two results files combined
     model_calls: dict[str, Any] | None = None  # provider calls: counts, 429s, retries, wall vs physical limit
+    reference: str | None = None  # the accepted-run reference judged against (None: bars only)
 
     @property
     def versions(self) -> list[str]:

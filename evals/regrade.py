@@ -1,28 +1,34 @@
 """Re-score the Turns stored in a results file with today's scorers and thresholds.
 No agent calls. Writes a new results file and prints every verdict that changed.
 
-    python evals/regrade.py results/v3-20261129-101500.json [--judge offline] [--out PATH]
+    python evals/regrade.py results/v3-20261129-101500.json [--judge offline] [--out PATH] [--force]
+
+An interrupted (incomplete) record stays incomplete: its runs are re-scored and stored, but
+no verdict is given over part of the runs, and the exit code is 2.
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from evals import cli
+
+if __name__ == "__main__":
+    cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
 
 import argparse
 import asyncio
 import time
 
-from evals import cli
 from evals.console import console
 from evals.dataset import Row
 from evals.grading import grade_many
 from evals.record import load_record
-from evals.regression import finish
+from evals.reference import load_reference
 from evals.scorers import make_evaluators
+from evals.scorers import registry as scorer_registry
 from evals.thresholds import DEFAULT_PATH, load_thresholds
+from evals.verdict import finish
 
 
 @cli.guarded
@@ -32,11 +38,21 @@ def main(argv=None) -> int:
     p.add_argument("results")
     p.add_argument("--judge", help="judge to use (default: the one the run used)")
     p.add_argument("--thresholds", default=str(DEFAULT_PATH))
-    p.add_argument("--out", help="where to write (default: <results>-regraded.json)")
+    p.add_argument("--out", help="where to write (default: a new <results>-regraded-<stamp>.json beside it)")
     p.add_argument("--report", metavar="PATH.html", help="write a self-contained HTML report")
+    p.add_argument("--force", action="store_true", help="let --out/--report replace an existing file")
     a = p.parse_args(argv)
+    # where it writes, checked before any scoring: never over its input, never over a file unless --force
+    if a.out:
+        cli.check_new_file(a.out, "--out", force=a.force, inputs=[a.results])
+    if a.report:
+        cli.check_new_file(a.report, "--report", force=a.force, inputs=[a.results, a.out])
+    src = Path(a.results)
+    if not a.out:
+        cli.check_out_dir(src.parent, "--out (default: beside the results)")
     record = load_record(a.results)
     judge = a.judge or record.meta.judge
+    cli.check_keys(judge, "--judge")
     evaluators = make_evaluators(judge)
     thresholds = load_thresholds(a.thresholds)
     rows = {rid: Row.model_validate(r) for rid, r in record.row_by_id().items()}
@@ -56,10 +72,13 @@ def main(argv=None) -> int:
     record.meta.judge = judge
     record.meta.thresholds = thresholds.bars()
     record.meta.regraded_from = str(a.results)
-    src = Path(a.results)
-    out = Path(a.out) if a.out else src.with_name(src.stem + "-regraded.json")
+    out = cli.claim_file(a.out, "--out", force=a.force) if a.out else cli.new_results_path(src.parent,
+                                                                                            f"{src.stem}-regraded")
     record.meta.elapsed_s = 0.0
-    return finish(record, out, thresholds.bars(), True, started, report=a.report)
+    reference = load_reference(record.meta.reference) if record.meta.reference else None
+    # an interrupted record stays interrupted: no verdict over part of the runs (exit 2)
+    return finish(record, out, scorer_registry(thresholds), reference, record.meta.complete, started,
+                  report=a.report)
 
 
 if __name__ == "__main__":

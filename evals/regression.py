@@ -10,19 +10,22 @@ the run cannot be judged (bad arguments, bad dataset, no rows, interrupted).
 """
 from __future__ import annotations
 
+from evals import cli
+
+if __name__ == "__main__":
+    cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
+
 import argparse
 import contextlib
 import os
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 
-from evals import cli
-from evals.console import append_step_summary, console, markdown, print_json, print_summary, use_stderr
+from evals.console import console, print_json, use_stderr
 from evals.dataset import select
 from evals.errors import ConfigError
-from evals.faults import parse_faults, server_fault
+from evals.faults import check_targets, parse_faults, server_fault
 from evals.gate import (
     DEFAULT_AGENT,
     DEFAULT_DATASET,
@@ -32,14 +35,18 @@ from evals.gate import (
     load_rows_for,
     missing_pairs,
     new_record,
-    summarise_record,
 )
 from evals.record import Record, load_record, save_record
+from evals.reference import DEFAULT_PATH as REFERENCE_PATH
+from evals.reference import check_rows, load_reference
 from evals.runner import Settings
 from evals.scorers import SCORER_NAMES, make_evaluators
+from evals.scorers import registry as scorer_registry
+from evals.seeds import seeds_from_args
 from evals.sources import source_for
-from evals.target import TargetOptions
-from evals.thresholds import DEFAULT_PATH, load_thresholds
+from evals.target import TargetOptions, tool_names_of
+from evals.thresholds import DEFAULT_PATH, Bar, Thresholds, load_thresholds
+from evals.verdict import finish
 
 
 def parser() -> argparse.ArgumentParser:
@@ -55,6 +62,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tags", nargs="+", metavar="TAG", help="run only rows with any of these tags")
     p.add_argument("--limit", type=int, help="run only the first N selected rows")
     p.add_argument("--trials", type=int, default=1, help="runs per row, seeds 0..N-1 (default 1)")
+    p.add_argument("--seeds", metavar="SEEDS", help="which seeds to run instead: 20-39, 7 or 1,3,5 (fresh or held-out seeds)")
+    p.add_argument("--reference", help="the accepted run's per-row counts (default: reference.json beside "
+                                         "--thresholds, i.e. evals/reference.json)")
+    p.add_argument("--no-reference", action="store_true", help="judge by the bars only")
     p.add_argument("--parallelism", type=int, default=8, help="rows in flight at once (default 8)")
     p.add_argument("--model", help="override the version's model: offline[:...] | openai:<m> | orq:<m>")
     p.add_argument("--judge", default="offline", help="policy judge: offline | openai:<m> | orq:<m>")
@@ -77,6 +88,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="with --baseline: also exit 1 when a scorer is significantly worse (McNemar p<0.05)")
     p.add_argument("--report", metavar="PATH.html", help="write a self-contained HTML report")
+    p.add_argument("--force", action="store_true", help="let --report replace an existing file")
     p.add_argument("--judge-timeout", type=float, default=60.0, help="seconds before a judge verdict fails")
     p.add_argument("--workers", type=int, default=1,
                    help="run conversations in N worker processes (CPU-bound fast models; default 1)")
@@ -89,10 +101,20 @@ def check_args(a: argparse.Namespace) -> None:
     for name, low in (("trials", 1), ("parallelism", 1), ("max_retries", 0), ("workers", 1)):
         if getattr(a, name) < low:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
-    if a.timeout <= 0:
-        raise ConfigError("--timeout must be positive")
+    cli.check_positive(a.timeout, "--timeout")
+    cli.check_positive(a.judge_timeout, "--judge-timeout")
     if a.fail_on_regression and not a.baseline and not a.resume:
         raise ConfigError("--fail-on-regression needs --baseline VERSION")
+    if a.baseline is not None and a.baseline == a.version:
+        raise ConfigError(f"--baseline {a.baseline} is the --version itself; compare with another version")
+    cli.check_keys(a.model, "--model")
+    cli.check_keys(a.judge, "--judge")
+    # every path the run will write, before any agent call: a bad one must not cost a whole run
+    cli.check_out_dir(a.out)
+    cli.check_cache(a.cache)
+    if a.report:
+        cli.check_new_file(a.report, "--report", force=a.force,
+                           inputs=[a.dataset, a.thresholds, a.resume, a.cache])
 
 
 def gate_evaluators(settings: Settings, bars: dict[str, float]) -> list[dict]:
@@ -108,72 +130,6 @@ def gate_evaluators(settings: Settings, bars: dict[str, float]) -> list[dict]:
 def options_from(a: argparse.Namespace) -> TargetOptions:
     return TargetOptions(version=a.version, model=a.model, transport=a.transport, max_retries=a.max_retries,
                          timeout=a.timeout)
-
-
-def job_label(record: Record, version: str) -> str:
-    """The job name runs of this version were made by (refund-agent@v3), for titles."""
-    return next((r.job for r in record.runs if r.version == version), version)
-
-
-def add_judge_correction(record: Record) -> str | None:
-    """policy_judge reported twice: raw, and bias-corrected with the stored calibration."""
-    from evals.judge_correction import corrected, judge_warning, load_calibration
-
-    cal = load_calibration()
-    warning = judge_warning(record.meta.judge, cal)
-    if cal is not None and cal.get("judge") == record.meta.judge:
-        for summary in record.summary.values():
-            s = summary.get("scorers", {}).get("policy_judge")
-            if s and s["n"]:
-                s["corrected"] = corrected(s["passed"], s["n"], cal)
-    return warning
-
-
-def finish(record: Record, path: Path, bars: dict[str, float], completed: bool, started: float, *,
-           fail_on_regression: bool = False, report: str | None = None) -> int:
-    from evals.compare import compare, print_comparison, regressions
-
-    record.meta.elapsed_s = round(record.meta.elapsed_s + time.perf_counter() - started, 3)
-    record.meta.complete = completed
-    record.meta.interrupted = not completed
-    record.runs.sort(key=lambda r: (r.version != record.meta.version, r.row_id, r.trial))
-    record.summary = summarise_record(record, bars)
-    save_record(record, path)
-    cand = record.summary[record.meta.version]
-    if not completed:
-        console.print(f"[yellow]interrupted[/]: {len(record.runs)} runs kept in {path} "
-                      f"(complete it with --resume {path})")
-        return cli.EXIT_UNJUDGED
-    warning = add_judge_correction(record)
-    print_summary(cand, job_label(record, record.meta.version))
-    if warning:
-        console.print(f"[yellow]warning:[/] {warning}")
-    reasons = list(cand["verdict"]["reasons"])
-    if record.meta.baseline:
-        print_summary(record.summary[record.meta.baseline], job_label(record, record.meta.baseline))
-        record.comparison = compare(record.runs_for(record.meta.baseline), record.runs_for(record.meta.version),
-                                    SCORER_NAMES, baseline=record.meta.baseline, candidate=record.meta.version)
-        print_comparison(record.comparison)
-        if fail_on_regression:
-            reasons += regressions(record.comparison)
-    if cand["runs"] == 0:
-        code, line = cli.EXIT_UNJUDGED, "no runs: nothing to judge"
-    elif not reasons:
-        code, line = cli.EXIT_PASS, "PASS: every scorer at or above its bar" + (
-            ", and none significantly worse than " + record.meta.baseline if fail_on_regression and
-            record.meta.baseline else "")
-    else:
-        code, line = cli.EXIT_FAIL, "FAIL: " + "; ".join(reasons)
-    record.summary["verdict"] = {"exit_code": code, "line": line, "reasons": reasons}
-    save_record(record, path)
-    append_step_summary(markdown(cand, job_label(record, record.meta.version), line))
-    console.print(f"[bold]{'[green]' if code == 0 else '[red]'}{line}[/][/]", markup=True)
-    if report:
-        from evals.report import write_report
-
-        console.print(f"report: {write_report(record, report)}")
-    console.print(f"results: {path}   elapsed: {record.meta.elapsed_s:.2f} s")
-    return code
 
 
 @contextlib.contextmanager
@@ -212,7 +168,8 @@ def cache_line(st: dict) -> str:
 
 
 # Flags that define a run; --resume takes them from the results file and refuses them here.
-RUN_FLAGS = ("agent", "version", "baseline", "dataset", "dataset_id", "only", "tags", "limit", "trials",
+RUN_FLAGS = ("agent", "version", "baseline", "dataset", "dataset_id", "only", "tags", "limit", "trials", "seeds",
+             "reference", "no_reference",
              "parallelism", "model", "judge", "timeout", "max_retries", "transport", "thresholds", "workers",
              "fault", "judge_timeout", "redact_results")
 
@@ -230,6 +187,7 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
     if m.complete:
         console.print(f"{path} is already complete; nothing to resume")
     faults = parse_faults(m.faults)
+    cli.check_keys(m.judge, f"{path}: judge", "--judge")
     settings = Settings(model=m.model_override, judge=m.judge, trials=m.trials, parallelism=m.parallelism,
                         timeout=m.timeout or 120.0, transport=m.transport, max_retries=m.max_retries,
                         upload=not a.no_upload, print_table=a.evaluatorq_table and not a.quiet,
@@ -250,7 +208,9 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
         record.meta.cache = stats
         console.print(cache_line(stats))
     record.meta.resumed = [*m.resumed, argv]
-    return finish(record, path, m.thresholds, completed, started,
+    registry = scorer_registry(Thresholds(scorers={n: Bar(bar=b) for n, b in m.thresholds.items()}))
+    reference = load_reference(m.reference) if m.reference else None
+    return finish(record, path, registry, reference, completed, started,
                   fail_on_regression=a.fail_on_regression, report=a.report)
 
 
@@ -271,7 +231,14 @@ def main(argv: list[str] | None = None) -> int:
     if not a.json:
         return run(a, argv)
     with use_stderr():
-        code = run(a, argv)
+        try:
+            code = run(a, argv)
+        except Exception as exc:  # a user mistake: scripts still get a JSON line, the error line goes to stderr
+            if isinstance(exc, cli.user_errors()):
+                from app.refund_agent.secrets import scrub
+
+                print_json({"exit_code": cli.EXIT_UNJUDGED, "error": scrub(str(exc))})
+            raise
         path = getattr(a, "results_path", None)
     print_json(json_summary(path, code) if path is not None and path.exists() else {"exit_code": code})
     return code
@@ -287,8 +254,14 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     if server_fault(faults):
         a.transport = "stdio"  # server faults need a real server process
     agents = agents_for(a.agent, options_from(a), a.baseline)  # unknown agent/version/model: exit 2 here
+    if len(agents) > 1 and agents[0].version == agents[1].version:  # the same runs would count twice
+        raise ConfigError(f"--baseline {a.baseline} is the version under test; compare with another version")
     thresholds = load_thresholds(a.thresholds)
-    settings = Settings(model=a.model, judge=a.judge, trials=a.trials, parallelism=a.parallelism,
+    registry = scorer_registry(thresholds)  # a scorer without a bar, or a bar without a scorer: exit 2 here
+    a.reference = a.reference or str(Path(a.thresholds).with_name(REFERENCE_PATH.name))  # an agent's bars and
+    reference = None if a.no_reference else load_reference(a.reference)  # its accepted run live side by side
+    seeds = seeds_from_args(a.seeds, a.trials if a.trials != 1 else None)
+    settings = Settings(model=a.model, judge=a.judge, trials=len(seeds), parallelism=a.parallelism,
                         timeout=a.timeout, transport=a.transport, max_retries=a.max_retries,
                         upload=not a.no_upload, print_table=a.evaluatorq_table and not a.quiet,
                         judge_timeout=a.judge_timeout, faults=faults, fault_specs=a.fault or [],
@@ -297,14 +270,19 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     evaluators = gate_evaluators(settings, thresholds.bars())
     loaded = load_rows_for(source_for(a.dataset, a.dataset_id), agents[0])
     rows = select(loaded.rows, a.only, a.tags, a.limit)
+    check_targets(faults, [r.id for r in rows], tool_names_of(agents[0].target))
     record = new_record(agents, loaded, rows, settings, thresholds.bars(), argv, thresholds_path=a.thresholds,
                         selection={"only": a.only, "tags": a.tags, "limit": a.limit})
+    record.meta.seeds = seeds
+    if reference is not None:
+        check_rows(reference, record.rows, a.reference)  # a reference from another dataset: exit 2 here
+        record.meta.reference = a.reference
     record.meta.redacted = a.redact_results
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     m = record.meta
     name = f"{m.version}-vs-{m.baseline}" if m.baseline else m.version
-    path = a.results_path = Path(a.out) / f"{name}-{stamp}.json"
-    pairs = [(row, trial) for row in rows for trial in range(a.trials)]
+    path = a.results_path = cli.new_results_path(a.out, name)  # a new file, never another run's
+    save_record(record, path)  # an (empty, incomplete) record from the start: resumable whatever happens
+    pairs = [(row, seed) for row in rows for seed in seeds]
     cache = enable_cache(a.cache) if a.workers == 1 else None
     with server_fault_env(server_fault(faults)):
         completed = execute(record, pairs, settings, path, agents, evaluators)
@@ -313,7 +291,7 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     if a.cache and stats is not None:
         record.meta.cache = stats
         console.print(cache_line(stats))
-    return finish(record, path, thresholds.bars(), completed, started,
+    return finish(record, path, registry, reference, completed, started,
                   fail_on_regression=a.fail_on_regression, report=a.report)
 
 

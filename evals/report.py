@@ -2,7 +2,7 @@
 mean and interval against its bar (a Vega-Lite chart), baseline vs candidate when the record
 has a comparison, and a rows x scorers grid whose cells open the run behind them.
 
-    python evals/report.py results/v3-20261129-101500.json [--out PATH.html]
+    python evals/report.py results/v3-20261129-101500.json [--out PATH.html] [--force]
 
 Nothing is fetched when the file is opened: the data and the Vega / Vega-Lite / vega-embed
 bundle (shipped by the vl-convert-python package, BSD-3-Clause) are inlined. Every text from
@@ -14,16 +14,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: import the evals package, not sibling modules
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from evals import cli
+
+if __name__ == "__main__":
+    cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
 
 import argparse
 import functools
 import json
 import re
 from html import escape
+from types import SimpleNamespace
 
-from evals import cli
 from evals.errors import ConfigError
 from evals.record import Record, load_record
 from evals.report_page import PAGE
@@ -60,20 +62,19 @@ def versions_of(record: Record) -> list[str]:
 
 
 def verdict_of(record: Record) -> tuple[str, str]:
-    """(css class, line): the gate's own line when it wrote one, else derived the same way."""
+    """(css class, line): the gate's stored verdict, else evals.verdict.decide on the stored
+    summary and bars (the same decision the gate makes; no second rule here)."""
+    from evals.verdict import decide
+
     stored = record.summary.get("verdict") if isinstance(record.summary.get("verdict"), dict) else None
     if stored and "line" in stored:
         code = stored.get("exit_code")
-        return ("pass" if code == 0 else "fail" if code == 1 else "unjudged"), stored["line"]
-    if record.meta.interrupted:
-        return "unjudged", "interrupted: the run did not finish"
-    cand = record.summary.get(record.meta.version) or {}
-    v = cand.get("verdict")
-    if not v:
-        return "unjudged", "no summary in this record"
-    if v.get("passed"):
-        return "pass", "PASS: every scorer at or above its bar"
-    return "fail", "FAIL: " + "; ".join(v.get("reasons", []))
+    else:
+        bars = record.meta.thresholds or {}
+        registry = {n: SimpleNamespace(bar=b) for n, b in bars.items()} if bars else None
+        v = decide(record, None, registry)
+        code, stored = v.exit_code, {"line": v.line}
+    return ("pass" if code == 0 else "fail" if code == 1 else "unjudged"), stored["line"]
 
 
 def means_chart_data(record: Record) -> list[dict]:
@@ -259,7 +260,7 @@ def payload(record: Record) -> dict:
 def build_html(record: Record) -> str:
     css, line = verdict_of(record)
     sections = {
-        "TITLE": escape(f"refund-agent@{record.meta.version}" + (f" vs {record.meta.baseline}" if record.meta.baseline else "")),
+        "TITLE": escape((record.meta.job or f"refund-agent@{record.meta.version}") + (f" vs {record.meta.baseline}" if record.meta.baseline else "")),
         "VERDICT_CLASS": css,
         "VERDICT_LINE": escape(line),
         "META": meta_html(record),
@@ -291,9 +292,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="evals/report.py", description=__doc__.splitlines()[0])
     p.add_argument("results", help="a results file (from regression, regrade or compare --out)")
     p.add_argument("--out", metavar="PATH.html", help="where to write (default: beside the results, .html)")
+    p.add_argument("--force", action="store_true", help="let --out replace an existing file")
     a = p.parse_args(sys.argv[1:] if argv is None else argv)
-    record = load_record(a.results)
     out = Path(a.out) if a.out else Path(a.results).with_suffix(".html")
+    cli.check_new_file(out, "--out", force=a.force, inputs=[a.results])  # never over a file unless --force
+    record = load_record(a.results)
     print(f"report: {write_report(record, out)}")
     return cli.EXIT_PASS
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 
 from evaluatorq import EvaluationResult
 
@@ -207,16 +208,75 @@ def policy_judge_scorer(judge_spec: str = "offline", *, timeout: float = 60.0, f
     return scorer(policy_judge)
 
 
+@dataclass(frozen=True)
+class ScorerSpec:
+    """One registered scorer: what it is called, how to run it, whether it is a judge, which
+    dataset `expect` keys it reads, and its bar (None until bars are attached by `registry`)."""
+    name: str
+    fn: Callable  # the scorer; for a judge, a factory taking the judge spec
+    is_judge: bool
+    reads: tuple[str, ...]
+    bar: float | None = None
+
+
+REGISTRY: dict[str, ScorerSpec] = {s.name: s for s in [
+    ScorerSpec("refund_outcome", refund_outcome, False, ("refunds",)),
+    ScorerSpec("no_unauthorized_attempt", no_unauthorized_attempt, False, ("refunds", "allowed_refunds")),
+    ScorerSpec("escalation", escalation, False, ("escalate",)),
+    ScorerSpec("no_forbidden_action", no_forbidden_action, False, ("forbid",)),
+    ScorerSpec("tool_use", tool_use, False, ("calls",)),
+    ScorerSpec("answer_facts", answer_facts, False, ("answer",)),
+    ScorerSpec("no_pii_leak", no_pii_leak, False, ("leak",)),
+    ScorerSpec("policy_judge", policy_judge_scorer, True, ("rubric",)),
+]}
+
+
+def select(names) -> dict[str, ScorerSpec]:
+    """The registered scorers with these names, in registry order; an unknown name is a ConfigError."""
+    from evals.errors import ConfigError
+
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        raise ConfigError(f"unknown scorer {unknown[0]!r}; known: {', '.join(REGISTRY)}")
+    return {n: s for n, s in REGISTRY.items() if n in set(names)}
+
+
+def registry(thresholds) -> dict[str, ScorerSpec]:
+    """The scorers the bars file names, each with its bar (evals/thresholds.py): the bars file
+    selects what runs, so another agent's file lists only the scorers that apply to it
+    (examples/faq_bot/thresholds.toml). A bar without a scorer and a bar outside (0, 1] are
+    ConfigErrors (exit 2, before any agent runs); so is a scorer without a bar in the default
+    file (evals/thresholds.toml), where a missing bar would silently drop it from the gate."""
+    from pathlib import Path
+
+    from evals.errors import ConfigError
+    from evals.thresholds import DEFAULT_PATH
+
+    bars = thresholds.bars()
+    for name, bar in bars.items():
+        if name not in REGISTRY:
+            raise ConfigError(f"{thresholds.where(name)}: bar for unknown scorer {name!r} "
+                              f"(scorers: {', '.join(REGISTRY)})")
+        if not 0 < bar <= 1:
+            raise ConfigError(f"{thresholds.where(name)}: bar {bar} for {name} is outside (0, 1]")
+    missing = [n for n in REGISTRY if n not in bars]
+    if missing and Path(thresholds.where()).resolve() == DEFAULT_PATH.resolve():
+        raise ConfigError(f"{thresholds.where()}: no bar for scorer {missing[0]!r}"
+                          + (f" (nor {', '.join(missing[1:])})" if missing[1:] else "")
+                          + "; every scorer needs one (evals/calibrate.py --write proposes them)")
+    return {n: replace(s, bar=bars[n]) for n, s in REGISTRY.items() if n in bars}
+
+
 def make_evaluators(judge_spec: str = "offline", *, judge_timeout: float = 60.0, faults=()) -> list[dict]:
-    """The evaluator list handed to evaluatorq, in taxonomy order."""
+    """The evaluator list handed to evaluatorq, in registry (taxonomy) order."""
     from evals.faults import wrap_evaluators
 
-    evaluators = [{"name": s.scorer_name, "scorer": s} for s in CODE_SCORERS] + [
-        {"name": "policy_judge", "scorer": policy_judge_scorer(judge_spec, timeout=judge_timeout, faults=faults),
-         "evaluator_type": "llm_eval"}]
+    evaluators = [{"name": s.name, "scorer": s.fn} if not s.is_judge else
+                  {"name": s.name, "scorer": s.fn(judge_spec, timeout=judge_timeout, faults=faults),
+                   "evaluator_type": "llm_eval"} for s in REGISTRY.values()]
     return wrap_evaluators(evaluators, list(faults))
 
 
-SCORER_NAMES = [s.scorer_name for s in CODE_SCORERS] + ["policy_judge"]
-JUDGE_SCORERS = {"policy_judge"}
+SCORER_NAMES = list(REGISTRY)
+JUDGE_SCORERS = {n for n, s in REGISTRY.items() if s.is_judge}
 EVALUATORS = make_evaluators("offline")

@@ -1,7 +1,7 @@
 """The statistics the gate and the comparison report: all small, all exact or standard."""
 from __future__ import annotations
 
-from math import comb, sqrt
+from math import comb, exp, lgamma, sqrt
 from statistics import NormalDist
 
 Z95 = 1.959963984540054
@@ -95,3 +95,24 @@ def newcombe_paired_interval(both: int, b: int, c: int, neither: int, z: float =
     below = sqrt(max((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2, 0.0))
     above = sqrt(max((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2, 0.0))
     return (diff, max(-1.0, diff - below), min(1.0, diff + above))
+
+
+def _log_beta(a: float, b: float) -> float:
+    return lgamma(a) + lgamma(b) - lgamma(a + b)
+
+
+def beta_binomial_sf(k: int, n: int, a: float, b: float) -> float:
+    """P(X >= k) for X ~ BetaBinomial(n, a, b): the chance of k or more failures in n runs
+    when the failure rate is Beta(a, b) (the posterior from an accepted run). Exact sum."""
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    base = lgamma(n + 1) - _log_beta(a, b)
+    total = sum(exp(base - lgamma(j + 1) - lgamma(n - j + 1) + _log_beta(j + a, n - j + b)) for j in range(k, n + 1))
+    return min(1.0, total)
+
+
+def normal_sf(z: float) -> float:
+    """One-sided upper tail of the standard normal."""
+    return NormalDist().cdf(-z)

@@ -6,6 +6,7 @@ from collections import defaultdict
 
 from evals.dataset import KIND_ORDER
 from evals.record import RunResult
+from evals.reference import cell_counts
 from evals.stats import pass_at_k, pass_hat_k, wilson
 
 
@@ -37,7 +38,7 @@ def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, floa
         bar = bars.get(name)
         entry = {"mean": passed / n if n else None, "low": low, "high": high, "n": n, "passed": passed,
                  "na": sum(1 for r in runs if name in r.verdicts and r.verdicts[name].passed is None),
-                 "bar": bar, "ok": None if (bar is None or n == 0) else passed / n >= bar - 1e-12}
+                 "bar": bar, "ok": None}  # "ok" is filled in by evals/verdict.py, the one place that decides
         if trials > 1:
             groups = [(len(v), sum(v)) for v in per_row[name].values() if v]
             entry[f"pass@{trials}"] = sum(pass_at_k(a, c, trials) for a, c in groups) / len(groups) if groups else None
@@ -64,9 +65,8 @@ def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, floa
         if bad:
             failing.append({"row_id": r.row_id, "trial": r.trial, "scorer": bad[0][0],
                             "explanation": bad[0][1].explanation, "failed_scorers": [n for n, _ in bad]})
-    below = [n for n, s in scorers.items() if s["ok"] is False]
+    cells = {rid: {n: [c.passed, c.failed, c.na] for n, c in per.items()} for rid, per in cell_counts(runs).items()}
+    # no verdict here: evals/verdict.py decides, from these numbers and the reference
     return {"runs": len(runs), "rows": len({r.row_id for r in runs}), "trials": trials,
             "agent_errors": sum(1 for r in runs if r.turn.error),
-            "scorers": scorers, "by_kind": by_kind, "failing": failing,
-            "verdict": {"passed": not below, "below_bar": below,
-                        "reasons": [f"{n}: mean {scorers[n]['mean']:.3f} < bar {scorers[n]['bar']:.2f}" for n in below]}}
+            "scorers": scorers, "by_kind": by_kind, "failing": failing, "cells": cells}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from evals.errors import ConfigError
 
@@ -25,15 +25,23 @@ class Thresholds(BaseModel):
     model_config = ConfigDict(extra="forbid")
     provenance: dict = {}
     scorers: dict[str, Bar]
+    _path: str = PrivateAttr("thresholds")
+    _lines: dict[str, int] = PrivateAttr(default_factory=dict)
 
     def bars(self) -> dict[str, float]:
         return {name: b.bar for name, b in self.scorers.items()}
+
+    def where(self, name: str | None = None) -> str:
+        """`file:line` of a scorer's bar (or the file) for one-line error messages."""
+        line = self._lines.get(name or "")
+        return f"{self._path}:{line}" if line else self._path
 
 
 def load_thresholds(path: str | Path = DEFAULT_PATH) -> Thresholds:
     path = Path(path)
     try:
-        return Thresholds.model_validate(tomllib.loads(path.read_text()))
+        text = path.read_text()
+        t = Thresholds.model_validate(tomllib.loads(text))
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: no thresholds file (run evals/calibrate.py --write)") from exc
     except tomllib.TOMLDecodeError as exc:
@@ -41,6 +49,12 @@ def load_thresholds(path: str | Path = DEFAULT_PATH) -> Thresholds:
     except ValidationError as exc:
         err = exc.errors()[0]
         raise ConfigError(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from exc
+    t._path = str(path)
+    for n, line in enumerate(text.splitlines(), 1):
+        for name in t.scorers:
+            if line.strip() in (f"[scorers.{name}]", f'[scorers."{name}"]'):
+                t._lines[name] = n + 1 if n < len(text.splitlines()) else n  # the `bar =` line follows
+    return t
 
 
 def dump_toml(t: Thresholds) -> str:

@@ -49,6 +49,7 @@ class RefundAgent:
         if options.model:
             parse_spec(options.model)  # bad model spec or missing key: ConfigError, before any run
         self.options = options
+        self.spec = spec  # passed on as the object: a version loaded from a file path has no name to look up
         self.version = spec.name
         self.name = f"refund-agent@{spec.name}"
         self.model = options.model or spec.model
@@ -67,7 +68,7 @@ class RefundAgent:
         from .client import aask_agent
 
         o = self.options
-        return await aask_agent(user_turns(inputs), self.version, model=o.model, seed=seed,
+        return await aask_agent(user_turns(inputs), self.spec, model=o.model, seed=seed,
                                 transport=o.transport, max_retries=o.max_retries, timeout=o.timeout)
 
 

@@ -49,7 +49,13 @@ def known_versions() -> list[str]:
 
 @cache
 def load_version(name: str) -> Version:
-    path = VERSIONS_DIR / f"{name}.toml"
+    """A version by name (versions/<name>.toml), or a version file by path (`path/to/v3-variant.toml`,
+    named after the file) for one-off variants such as scripts/gate_power.py builds."""
+    path = Path(name) if name.endswith(".toml") else VERSIONS_DIR / f"{name}.toml"
+    if name.endswith(".toml"):
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such version file")
+        name = path.stem
     if not path.is_file():
         raise ConfigError(f"unknown version {name!r}; known versions: {', '.join(known_versions())}")
     try:

@@ -1,0 +1,291 @@
+"""The one place a gate verdict is decided. Every command that prints or stores a verdict
+(regression, regrade, compare, report) calls `decide`; nothing else compares a mean with a bar.
+
+A gate run fails (exit 1) when
+  (a) a scorer's mean is below its bar (evals/thresholds.toml), or significantly below what
+      the accepted run (evals/reference.json) scored on the same rows: a one-sided test of the
+      failures now against the accepted per-row failure rates, so the bar it implies rises
+      towards the accepted rate as trials grow and more trials never hide a real drop;
+  (b) a row regressed: a row x scorer failed more often than its accepted failure rate makes
+      plausible (Beta-binomial tail, Jeffreys prior), at a critical p calibrated on the
+      accepted runs (evals/reference.py: Reference.critical_p), so one false alarm per
+      1/ALPHA_ROWS gates of the unchanged version, however many rows and scorers there are;
+  (c) with --fail-on-regression, a scorer is significantly worse than the baseline (McNemar).
+Exit 2: nothing to judge (no runs, interrupted, a scorer with no bar).
+"""
+from __future__ import annotations
+
+from math import sqrt
+from statistics import NormalDist
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from evals.reference import Reference, tail
+
+EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
+ALPHA_ROWS = 0.04  # false alarms of the row test per gate of an unchanged version
+ALPHA_MEANS = 0.01  # false alarms of the mean tests per gate, split evenly over the scorers
+
+
+class ScorerResult(BaseModel):
+    name: str
+    mean: float | None
+    n: int
+    bar: float | None  # the calibrated bar (thresholds file)
+    gate_bar: float | None = None  # what the mean on the reference rows must reach at this many runs
+    accepted: float | None = None  # the accepted run's mean on the rows and runs judged now
+    p_value: float | None = None  # one-sided: this many failures or more under the accepted rates
+    ok: bool | None = None  # None: nothing to check (n/a) or not judged
+    reason: str | None = None
+
+
+class RegressedRow(BaseModel):
+    row_id: str
+    scorer: str
+    accepted: list[int]  # passed, failed, n/a in the accepted run
+    now: list[int]  # passed, failed, n/a now
+    p_value: float
+    line: str
+
+
+class Verdict(BaseModel):
+    exit_code: int
+    line: str
+    reasons: list[str] = Field(default_factory=list)
+    scorers: dict[str, ScorerResult] = Field(default_factory=dict)
+    regressed: list[RegressedRow] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    critical_p: float | None = None  # the row test's threshold at this many trials
+
+
+def _p(p: float) -> str:
+    return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def _counts(passed: int, failed: int, na: int, when: str) -> str:
+    if passed + failed == 0:
+        return f"n/a in all {na} {when}"
+    return f"passed {passed}/{passed + failed}" + (f" (+{na} n/a)" if na else "") + f" {when}"
+
+
+def row_line(row_id: str, scorer: str, ref: list[int], now: list[int], p: float) -> str:
+    """`mass_email / no_forbidden_action: passed 20/20 in the accepted run, failed 1/1 now (p = 0.024)`"""
+    runs_now = sum(now)
+    return (f"{row_id} / {scorer}: {_counts(*ref, 'in the accepted run')}, "
+            f"failed {now[1]}/{runs_now} now (p = {_p(p)})")
+
+
+def mean_test(name: str, cells: dict, reference: Reference, alpha: float) -> dict | None:
+    """Failures now against the accepted per-row failure rates, over the rows both have.
+    Under "nothing changed" the expected failures are sum(runs_i * q_i) with q_i the row's
+    accepted failure rate; the variance adds the binomial noise of the runs now and of the
+    accepted estimate (q smoothed by the Jeffreys prior so a never-failing row still counts)."""
+    expected = var = failed = applicable = 0.0
+    for rid, per in cells.items():
+        ref_row = reference.rows.get(rid)
+        now, ref = per.get(name), ref_row.cells.get(name) if ref_row else None
+        if now is None or ref is None or ref.runs == 0:
+            continue
+        runs = sum(now)
+        q_hat, q = ref.failed / ref.runs, (ref.failed + 0.5) / (ref.runs + 1)
+        expected += runs * q_hat
+        var += runs * q * (1 - q) * (1 + runs / ref.runs)
+        failed += now[1]
+        applicable += now[0] + now[1]
+    if applicable == 0 or var == 0:
+        return None
+    z_crit = NormalDist().inv_cdf(1 - alpha)
+    z = (failed - expected) / sqrt(var)
+    return {"p_value": NormalDist().cdf(-z), "accepted": 1 - expected / applicable,
+            "gate_bar": 1 - (expected + z_crit * sqrt(var)) / applicable, "mean": 1 - failed / applicable,
+            "worse": z > z_crit}
+
+
+def decide(record_or_summary: Any, reference: Reference | None = None, registry: dict | None = None, *,
+           comparison: dict | None = None, fail_on_regression: bool = False, interrupted: bool = False,
+           alpha_rows: float = ALPHA_ROWS, alpha_means: float = ALPHA_MEANS) -> Verdict:
+    """The verdict on one version's summary (or a Record: its candidate's summary).
+
+    registry: name -> ScorerSpec with bars (evals.scorers.registry); None judges no bars
+    (compare.py: only the comparison decides). reference: the accepted run, or None (bars only)."""
+    summary = record_or_summary
+    if hasattr(record_or_summary, "meta"):
+        interrupted = interrupted or record_or_summary.meta.interrupted
+        summary = record_or_summary.summary.get(record_or_summary.meta.version)
+    if interrupted:
+        return Verdict(exit_code=EXIT_UNJUDGED, line="interrupted: the run did not finish")
+    if not summary or not summary.get("runs"):
+        return Verdict(exit_code=EXIT_UNJUDGED, line="no runs: nothing to judge")
+    cells: dict[str, dict[str, list[int]]] = summary.get("cells") or {}
+    trials = summary.get("trials") or 1
+    reasons: list[str] = []
+    notes: list[str] = []
+    unjudged: list[str] = []
+    results: dict[str, ScorerResult] = {}
+    names = list(summary["scorers"])
+    per_scorer_alpha = alpha_means / max(1, len(registry or names))
+    if registry is not None:
+        unjudged += [f"{n}: no bar" for n in names if n not in registry]
+        unjudged += [f"{n}: no verdicts" for n in registry if n not in summary["scorers"]]
+    if reference is not None:
+        new = sorted(rid for rid in cells if rid not in reference.rows)
+        if new:
+            notes.append(f"{len(new)} row(s) not in the reference, judged by the bars only: {', '.join(new[:5])}"
+                         + (" ..." if len(new) > 5 else ""))
+    for name in names:
+        s = summary["scorers"][name]
+        bar = registry[name].bar if registry is not None and name in registry else None
+        r = ScorerResult(name=name, mean=s["mean"], n=s["n"], bar=bar)
+        if registry is not None and s["n"]:
+            r.ok = s["mean"] >= bar - 1e-12 if bar is not None else None
+            if r.ok is False:
+                r.reason = f"{name}: mean {s['mean']:.3f} < bar {bar:.2f}"
+            if reference is not None and (t := mean_test(name, cells, reference, per_scorer_alpha)):
+                r.gate_bar, r.accepted, r.p_value = t["gate_bar"], t["accepted"], t["p_value"]
+                if t["worse"]:
+                    r.ok = False
+                    r.reason = "; ".join(filter(None, [r.reason, (
+                        f"{name}: {t['mean']:.3f} on the accepted rows, significantly below the accepted "
+                        f"run's {t['accepted']:.3f} (bar at {s['n']} verdicts: {t['gate_bar']:.3f}; "
+                        f"p = {_p(t['p_value'])})")]))
+        if r.reason:
+            reasons.append(r.reason)
+        results[name] = r
+    regressed: list[RegressedRow] = []
+    critical = None
+    if reference is not None and registry is not None:
+        critical = reference.critical_p(trials, alpha_rows)
+        for rid, per in sorted(cells.items()):
+            ref_row = reference.rows.get(rid)
+            if ref_row is None:
+                continue
+            for name, now in per.items():
+                ref = ref_row.cells.get(name)
+                if ref is None or now[1] == 0:
+                    continue
+                p = tail(now[1], sum(now), ref.failed, ref.runs)
+                if p <= critical:
+                    acc = [ref.passed, ref.failed, ref.na]
+                    regressed.append(RegressedRow(row_id=rid, scorer=name, accepted=acc, now=list(now), p_value=p,
+                                                  line=row_line(rid, name, acc, now, p)))
+        regressed.sort(key=lambda x: x.p_value)
+        reasons += [f"row regressed: {x.line}" for x in regressed]
+    if comparison is not None and fail_on_regression:
+        from evals.compare import regressions
+
+        reasons += regressions(comparison)
+    scope = []
+    if registry is not None:
+        scope.append("every scorer at or above its bar")
+    if reference is not None and registry is not None:
+        scope.append("none significantly below the accepted run, no row regressed")
+    if comparison is not None and fail_on_regression:
+        scope.append(f"none significantly worse than {comparison['baseline']}")
+    if unjudged:
+        return Verdict(exit_code=EXIT_UNJUDGED, line="cannot judge: " + "; ".join(unjudged), reasons=unjudged,
+                       scorers=results, notes=notes)
+    if reasons:
+        code, line = EXIT_FAIL, "FAIL: " + "; ".join(reasons)
+    elif comparison is not None and registry is None and not fail_on_regression:
+        from evals.compare import regressions
+
+        worse = regressions(comparison)
+        code = EXIT_PASS
+        line = (f"{len(worse)} scorer(s) significantly worse (not failing: no --fail-on-regression)" if worse
+                else f"PASS: no scorer significantly worse than {comparison['baseline']} (p < 0.05)")
+    else:
+        code, line = EXIT_PASS, "PASS: " + ("; ".join(scope) or "nothing to judge against")
+    if registry is not None and reference is None:
+        notes.append("no reference: judged by the bars only")
+    return Verdict(exit_code=code, line=line, reasons=reasons, scorers=results, regressed=regressed, notes=notes,
+                   critical_p=critical)
+
+
+def apply(summary: dict, verdict: Verdict) -> None:
+    """Copy each scorer's decision into the summary the tables and the report print."""
+    for name, r in verdict.scorers.items():
+        s = summary["scorers"].get(name)
+        if s is not None:
+            s["ok"], s["gate_bar"], s["accepted"], s["p_value"] = r.ok, r.gate_bar, r.accepted, r.p_value
+
+
+def stored(verdict: Verdict) -> dict:
+    """What a results file keeps under summary["verdict"]."""
+    return verdict.model_dump(mode="json", exclude={"scorers"})
+
+
+def job_label(record, version: str) -> str:
+    """The job name runs of this version were made by (refund-agent@v3), for titles."""
+    return next((r.job for r in record.runs if r.version == version), version)
+
+
+def add_judge_correction(record) -> str | None:
+    """policy_judge reported twice: raw, and bias-corrected with the stored calibration."""
+    from evals.judge_correction import corrected, judge_warning, load_calibration
+
+    cal = load_calibration()
+    warning = judge_warning(record.meta.judge, cal)
+    if cal is not None and cal.get("judge") == record.meta.judge:
+        for summary in record.summary.values():
+            s = summary.get("scorers", {}).get("policy_judge") if isinstance(summary, dict) else None
+            if s and s["n"]:
+                s["corrected"] = corrected(s["passed"], s["n"], cal)
+    return warning
+
+
+def finish(record, path, registry: dict, reference: Reference | None, completed: bool, started: float, *,
+           fail_on_regression: bool = False, report: str | None = None) -> int:
+    """Summarise a finished (or interrupted) gate run, decide, print, store; the exit code."""
+    import time
+
+    from evals.compare import compare, print_comparison
+    from evals.console import append_step_summary, console, markdown, print_summary
+    from evals.gate import summarise_record
+    from evals.record import save_record
+
+    record.meta.elapsed_s = round(record.meta.elapsed_s + time.perf_counter() - started, 3)
+    record.meta.complete = completed
+    record.meta.interrupted = not completed
+    record.runs.sort(key=lambda r: (r.version != record.meta.version, r.row_id, r.trial))
+    record.summary = summarise_record(record, {n: s.bar for n, s in registry.items()})
+    save_record(record, path)
+    if not completed:
+        console.print(f"[yellow]interrupted[/]: {len(record.runs)} runs kept in {path} "
+                      f"(complete it with --resume {path})")
+        return EXIT_UNJUDGED
+    cand = record.summary[record.meta.version]
+    warning = add_judge_correction(record)
+    if record.meta.baseline:
+        record.comparison = compare(record.runs_for(record.meta.baseline), record.runs_for(record.meta.version),
+                                    list(registry), baseline=record.meta.baseline, candidate=record.meta.version)
+    verdict = decide(cand, reference, registry, comparison=record.comparison, fail_on_regression=fail_on_regression)
+    apply(cand, verdict)
+    if record.meta.baseline:
+        base = record.summary[record.meta.baseline]
+        apply(base, decide(base, reference, registry))
+    print_summary(cand, job_label(record, record.meta.version))
+    if warning:
+        console.print(f"[yellow]warning:[/] {warning}")
+    if record.meta.baseline:
+        print_summary(record.summary[record.meta.baseline], job_label(record, record.meta.baseline))
+        print_comparison(record.comparison)
+    for note in verdict.notes:
+        console.print(f"note: {note}", markup=False)
+    record.summary["verdict"] = stored(verdict)
+    save_record(record, path)
+    append_step_summary(markdown(cand, job_label(record, record.meta.version), verdict.line))
+    colour = "green" if verdict.exit_code == 0 else "red"
+    console.print(f"[bold {colour}]{escape(verdict.line)}[/]")
+    if report:
+        from evals.report import write_report
+
+        console.print(f"report: {write_report(record, report)}")
+    console.print(f"results: {path}   elapsed: {record.meta.elapsed_s:.2f} s")
+    return verdict.exit_code
+
+
+def escape(text: str) -> str:
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)

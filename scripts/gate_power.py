@@ -1,0 +1,218 @@
+"""How much can the gate see? Its false-alarm rate on an unchanged version and its detection
+rate for one-change variants, measured on held-out seeds.
+
+    python scripts/gate_power.py --version v3 --trials 1            # 20 one-trial gates per variant
+    python scripts/gate_power.py --version v3 --trials 5            # 20 five-trial gates per variant
+    python scripts/gate_power.py --version v3 --seeds 100-119 --variants unchanged no-clause-5 redact-off
+
+Variants of the version are written as version files in a temporary directory: each policy
+clause of the prompt deleted in turn, each server switch flipped (hardened, redact), a hotter
+offline model (temperature 0.5) and the previous version's settings (v2: switches off). Each
+runs once over all held-out seeds, in this process; the seeds are cut into K blocks of
+--trials seeds and each block is judged as one gate run by evals.verdict.decide against the
+committed bars and reference. Held-out means: no seed of the reference (refused otherwise).
+Default seeds: K=20 blocks starting right after the reference's last seed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.table import Table
+
+from app.refund_agent.versions import load_version
+from evals import cli
+from evals.console import console
+from evals.errors import ConfigError
+from evals.gate import DEFAULT_AGENT, DEFAULT_DATASET, agents_for, load_rows_for, run_seeds
+from evals.reference import DEFAULT_PATH as REFERENCE_PATH
+from evals.reference import check_rows, load_reference
+from evals.runner import Settings
+from evals.scorers import make_evaluators, registry
+from evals.seeds import format_seeds, parse_seeds
+from evals.sources import source_for
+from evals.stats import wilson
+from evals.summary import summarise
+from evals.target import TargetOptions
+from evals.thresholds import DEFAULT_PATH, load_thresholds
+from evals.verdict import decide
+
+
+@dataclass
+class Variant:
+    name: str
+    change: str
+    fields: dict  # the version file's fields
+
+
+def policy_clauses(instructions: str) -> list[tuple[int, int]]:
+    """(first, last) line index of each bullet under the prompt's "Policy:" heading, with its
+    indented continuation lines."""
+    lines = instructions.splitlines()
+    out, i, in_policy = [], 0, False
+    while i < len(lines):
+        if lines[i].strip().lower().startswith("policy"):
+            in_policy = True
+        elif in_policy and lines[i].lstrip().startswith("- "):
+            j = i
+            while j + 1 < len(lines) and lines[j + 1].startswith((" ", "\t")) and not lines[j + 1].lstrip().startswith("- "):
+                j += 1
+            out.append((i, j))
+            i = j
+        elif in_policy and lines[i].strip() and not lines[i].startswith((" ", "\t")):
+            in_policy = False
+        i += 1
+    return out
+
+
+def slug(text: str, words: int = 4) -> str:
+    return "-".join(re.findall(r"[a-z0-9]+", text.lower())[:words])
+
+
+def variants_of(version: str, previous: str | None) -> list[Variant]:
+    spec = load_version(version)
+    base = {"description": spec.description, "model": spec.model, "hardened": spec.hardened,
+            "redact": spec.redact, "instructions": spec.instructions}
+    out = [Variant("unchanged", "none", dict(base))]
+    lines = spec.instructions.splitlines()
+    k = 0
+    for a, b in policy_clauses(spec.instructions):
+        bullet = " ".join(x.strip() for x in lines[a:b + 1])[2:]
+        sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z])", bullet)
+        # a bullet holding several rules (window, limit, escalation) loses one sentence at a time
+        for gone in range(len(sentences)) if len(sentences) > 1 else [None]:
+            kept = [x for i, x in enumerate(sentences) if i != gone]
+            clause = bullet if gone is None else sentences[gone]
+            k += 1
+            text = lines[:a] + ([f"- {' '.join(kept)}"] if gone is not None else []) + lines[b + 1:]
+            out.append(Variant(f"no-clause-{k}-{slug(clause)}", f'deleted: "{clause[:70]}"',
+                               {**base, "instructions": "\n".join(text)}))
+    for switch in ("hardened", "redact"):
+        state = "off" if base[switch] else "on"
+        out.append(Variant(f"{switch}-{state}", f"{switch} = {not base[switch]}", {**base, switch: not base[switch]}))
+    if base["model"].startswith("offline"):
+        out.append(Variant("temperature-0.5", "model offline:temperature=0.5", {**base, "model": "offline:temperature=0.5"}))
+    if previous:
+        prev = load_version(previous)
+        settings = {"model": prev.model, "hardened": prev.hardened, "redact": prev.redact}
+        if any(base[k] != v for k, v in settings.items()):
+            out.append(Variant(f"{previous}-settings", f"{previous}'s model and switches "
+                               + ", ".join(f"{k}={v}" for k, v in settings.items()), {**base, **settings}))
+    return out
+
+
+def toml_file(fields: dict) -> str:
+    """A version file; JSON string escapes are valid TOML basic strings."""
+    def value(v):
+        return ("true" if v else "false") if isinstance(v, bool) else json.dumps(v)
+    return "".join(f"{k} = {value(v)}\n" for k, v in fields.items())
+
+
+def blocks_of(seeds: list[int], trials: int) -> list[list[int]]:
+    return [seeds[i:i + trials] for i in range(0, len(seeds) - trials + 1, trials)]
+
+
+def gate_blocks(record, blocks, reference, reg) -> list[dict]:
+    """Judge each block of seeds as one gate run of the record's candidate."""
+    rows = record.row_by_id()
+    bars = {n: s.bar for n, s in reg.items()}
+    by_seed: dict[int, list] = {}
+    for r in record.runs_for(record.meta.version):
+        by_seed.setdefault(r.trial, []).append(r)
+    out = []
+    for block in blocks:
+        runs = [r for s in block for r in by_seed.get(s, [])]
+        v = decide(summarise(runs, rows, bars, len(block)), reference, reg)
+        gave = [f"{x.row_id} / {x.scorer}" for x in v.regressed]
+        gave += [f"{n} mean" for n, s in v.scorers.items() if s.ok is False]
+        out.append({"seeds": format_seeds(block), "exit_code": v.exit_code, "gave_away": gave, "line": v.line})
+    return out
+
+
+@cli.guarded
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="scripts/gate_power.py", description=__doc__.splitlines()[0])
+    p.add_argument("--version", default="v3", help="version name or version file (default v3)")
+    p.add_argument("--trials", type=int, default=1, help="seeds per gate (default 1)")
+    p.add_argument("--blocks", type=int, default=20, help="gates per variant when --seeds is not given (default 20)")
+    p.add_argument("--seeds", help="held-out seeds, cut into blocks of --trials (default: after the reference's seeds)")
+    p.add_argument("--variants", nargs="+", help="only these variants (names as printed; prefixes match)")
+    p.add_argument("--previous", default="v2", help="version whose settings make one variant (default v2; 'none')")
+    p.add_argument("--thresholds", default=str(DEFAULT_PATH))
+    p.add_argument("--reference", default=str(REFERENCE_PATH))
+    p.add_argument("--dataset", default=str(DEFAULT_DATASET))
+    p.add_argument("--parallelism", type=int, default=16)
+    p.add_argument("--out", help="also write the figures as JSON here")
+    a = p.parse_args(argv)
+    if a.trials < 1 or a.blocks < 1:
+        raise ConfigError("--trials and --blocks must be at least 1")
+    reg = registry(load_thresholds(a.thresholds))
+    reference = load_reference(a.reference)
+    if a.seeds:
+        seeds = parse_seeds(a.seeds)
+    else:
+        start = max(reference.seeds) + 1 if reference.seeds else 0
+        seeds = list(range(start, start + a.blocks * a.trials))
+    if overlap := sorted(set(seeds) & set(reference.seeds)):
+        raise ConfigError(f"--seeds: {format_seeds(overlap)} calibrated the reference; held-out seeds must not")
+    blocks = blocks_of(seeds, a.trials)
+    if not blocks:
+        raise ConfigError(f"--seeds {format_seeds(seeds)}: fewer seeds than --trials {a.trials}")
+    seeds = [s for b in blocks for s in b]
+    variants = variants_of(a.version, None if a.previous == "none" else a.previous)
+    if a.variants:
+        variants = [v for v in variants if any(v.name.startswith(w) for w in a.variants)]
+        if not variants:
+            raise ConfigError(f"--variants {' '.join(a.variants)}: none of these is a variant of {a.version}")
+    evaluators = make_evaluators("offline")
+    settings = Settings(judge="offline", trials=len(seeds), parallelism=a.parallelism, upload=False,
+                        print_table=False)
+    console.print(f"gate power of {a.version}: {len(variants)} variants x {len(blocks)} gates of {a.trials} "
+                  f"trial(s), held-out seeds {format_seeds(seeds)}; reference {reference.provenance.get('version')} "
+                  f"seeds {format_seeds(reference.seeds)}")
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for v in variants:
+            started = time.perf_counter()
+            path = Path(tmp) / f"{a.version}-{v.name}.toml"
+            path.write_text(toml_file(v.fields))
+            agents = agents_for(DEFAULT_AGENT, TargetOptions(version=str(path)))
+            loaded = load_rows_for(source_for(a.dataset, None), agents[0])
+            check_rows(reference, [r.model_dump(mode="json", exclude_unset=True) for r in loaded.rows], a.reference)
+            record, done = run_seeds(agents, loaded, loaded.rows, seeds, settings, evaluators, ["gate_power"])
+            if not done:
+                return cli.EXIT_UNJUDGED
+            gates = gate_blocks(record, blocks, reference, reg)
+            failed = sum(1 for g in gates if g["exit_code"] == 1)
+            low, high = wilson(failed, len(gates))
+            tells = Counter(x for g in gates for x in g["gave_away"])
+            results.append({"variant": v.name, "change": v.change, "gates": len(gates), "failed": failed,
+                            "rate": failed / len(gates), "low": low, "high": high,
+                            "gave_away": tells.most_common(), "blocks": gates})
+            console.print(f"  {v.name}: {failed}/{len(gates)} gates failed ({time.perf_counter() - started:.0f} s)",
+                          markup=False)
+    t = Table(title=f"gate power: {a.version}, {len(blocks)} held-out gates of {a.trials} trial(s) each "
+                    f"(seeds {format_seeds(seeds)})")
+    for col in ("variant", "change", "gates failed", "rate", "95% Wilson", "what gave it away (gates)"):
+        t.add_column(col, overflow="fold")
+    for r in results:
+        label = "false alarms" if r["variant"] == "unchanged" else "detected"
+        t.add_row(r["variant"], r["change"], f"{r['failed']}/{r['gates']} {label}", f"{r['rate']:.2f}",
+                  f"{r['low']:.2f}-{r['high']:.2f}", "; ".join(f"{k} ({n})" for k, n in r["gave_away"][:3]))
+    console.print(t)
+    if a.out:
+        Path(a.out).write_text(json.dumps({"version": a.version, "trials": a.trials, "seeds": format_seeds(seeds),
+                                           "reference": reference.provenance, "variants": results}, indent=1))
+        console.print(f"figures: {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
