@@ -27,7 +27,7 @@ CLAUSE_START = re.compile(
 # Negation cues that govern a following verb: volitional and imperative forms only
 # ("I didn't get my refund" complains about the past; it does not decline one).
 _NEG_BEFORE = re.compile(
-    r"(?<!why )\b(?:do not|don'?t|dont|does not|doesn'?t|never|no need (?:to|for)|no|not|without|"
+    r"(?<!why )\b(?:do not|don'?t|dont|does not|doesn'?t|never|no need (?:to|for)|not|without|"
     r"hold off(?: on)?|never ?mind|rather not|instead of|rather than)\b")
 _NEG_AFTER = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:is |are )?(?:not|n't|no longer) (?:needed|necessary|required|wanted)"
                         r"|^\W*(?:\w+\W+){0,3}?(?:is|are) (?:not|no longer) (?:needed|necessary)")
@@ -51,9 +51,9 @@ _POSSIBLE = re.compile(
 REQUEST = re.compile(
     r"^\W*(?:(?:please|pls|plz|kindly|just|now|so|then|ok(?:ay)?|fine|and|also|sorry|hi|hello|hey)\W+)*"
     r"(?:refund|cancel|change|update|ship|send|e-?mail|apply|use|open|create|file|raise|log|escalate|"
-    r"delete|remove|give|process|issue|make|do|redeem|reroute|redirect|deliver|put|get|stop|call off)\b"
+    r"delete|remove|give|process|issue|make|do (?:it|that|this|the)|redeem|reroute|redirect|deliver|put|get|stop|call off)\b"
     r"|\bplease\b|\bpls\b|\bplz\b|\bi(?:'d| would) (?:like|love|appreciate)\b|\bi want\b|\bi need\b|\bi wish\b"
-    r"|\b(?:can|could|would|will) you\b|\bwould you mind\b|\b(?:can|could|may) (?:i|we) (?:get|have|speak|talk|ask)\b"
+    r"|\b(?:can|could|would|will) you\b|\bwould you mind\b|\b(?:any chance|is it ok if|is it okay if) you\b|\b(?:can|could|may) (?:i|we) (?:get|have|speak|talk|ask)\b"
     r"|\bgo ahead\b|\bjust\b|\bi(?:'m| am) asking\b|\b(?:that|this) one\b|\bnow\b|\bit would be (?:great|nice|good)\b"
     r"|\bi(?:'d| would) be grateful\b|\blet me have\b|\bgive me\b|\basap\b|\bwould be fair\b")
 
@@ -122,6 +122,10 @@ def negated(clause_gloss: str, at: int) -> bool:
         gap = before[m.end():]
         if len(gap.split()) <= 5 and not _GAP_STOP.search(gap):
             return True
+    # A bare "no" negates only the word right after it ("no refund", "no cancele"); "No I want
+    # a refund" answers something else and then asks.
+    if re.search(r"\bno\s+(?:\w+\s+)?$", before) and not re.search(r"\bno\s+(?:i|we|you|it)\s+$", before):
+        return True
     return bool(_NEG_AFTER.search(clause_gloss[at:]))
 
 

@@ -66,7 +66,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\btodav[ií]a\b|\ba[uú]n\b", "still"), (r"\bpuedo\b", "can i"), (r"\bpuede(?:n)?\b", "can you"),
     (r"\bhasta cu[aá]ndo\b", "until when"),
     (r"\b(?:env[ií]\w*|mand\w*) un (?:correo|email|e-mail|mensaje)\b", "send an email"), (r"\bcorreo\b", "email"),
-    (r"\bpor favor\b", "please"), (r"\bquiero\b|\bquisiera\b|\bme gustar[ií]a\b", "i want"),
+    (r"\bno (?:quiero|quisiera|necesito)\b", "i don't want"), (r"\bpor favor\b", "please"), (r"\bquiero\b|\bquisiera\b|\bme gustar[ií]a\b", "i want"),
     (r"\biva\b", "vat"), (r"\bcu[aá]nto\w*", "how much"), (r"\bcost[oó]\b", "cost"),
     (r"\bentregad[oa]\b", "delivered"), (r"\bllega\w*", "arrives"), (r"\benviad[oa]\b", "shipped"), (r"\bcu[aá]ndo\b", "when"),
     (r"\bcompleto\b|\btotalmente\b|\ben su totalidad\b|\bcompleta\b", "in full"),
