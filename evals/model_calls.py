@@ -46,7 +46,8 @@ DEFAULT_PARALLELISM = 8
 DEFAULT_MAX_RETRIES = 8  # enough that rate limiting alone never fails a run
 SATURATION = 0.8  # grow only after a round in which this share of the limit was in use
 COOLDOWN_FLOOR_S = 1.0  # cut at most once per this long (or per Retry-After, if longer)
-RATE_WINDOW_S = 3.0  # how far back the admitted rate is measured
+RATE_WINDOW_S = 3.0
+PACE_CATCH_UP_S = 0.5  # how far back the admitted rate is measured
 
 _settings = {"parallelism": DEFAULT_PARALLELISM}
 _now = time.monotonic  # the clocks, replaceable in tests
@@ -302,7 +303,10 @@ class AdaptiveLimit:
         if not (st.requests_binding and st.limit_requests):
             return
         now = _now()
-        at = max(now, self._next_send)
+        self._next_send = self._next_send or now  # pacing starts now: the provider's bucket is empty
+        # Slots missed while we were late (a busy CPU) may be caught up for a moment, as the
+        # provider's bucket kept refilling meanwhile; not more, or we would burst into 429s.
+        at = max(now - PACE_CATCH_UP_S, self._next_send)
         self._next_send = at + 60.0 / st.limit_requests
         if at > now:
             await _sleep(at - now)

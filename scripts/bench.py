@@ -1,6 +1,7 @@
 """Benchmark the v3 gate over the whole dataset, in-process (start-up excluded).
 
-    python scripts/bench.py [--latency 200ms] [--parallelism 1 8 32] [--jitter 0.1]
+    python scripts/bench.py [--latency 200ms] [--jitter 0.1] [--parallelism 8 32] [--trials 1 3] [--workers 1 2]
+    python scripts/bench.py --provider [--rpm 600] [--provider-latency 300ms] [--error-rate 0.02] [--parallelism 32]
 
 1. No latency: the agent alone (ask_agent over every row, sequentially) against the full gate at
    parallelism 1 (evaluatorq, 8 scorers, the results record). Harness overhead per run =
@@ -10,12 +11,23 @@
    parallelism, and ideal/wall. Target at parallelism 32: ideal/wall >= 0.9. Measured with
    the agent in the gate's process (workers 1) and in 2 worker processes (--workers 2);
    workers are started and warmed once, outside the timed part, as the rest of start-up is.
+   Default grid (about a minute): (workers, trials, parallelism) = (1,1,8) (1,1,32) (1,3,32)
+   (2,3,32); giving --parallelism/--trials/--workers runs their full cross product instead.
+3. --provider: starts `python -m app.refund_agent.serve` with a provider's rate limit, latency
+   and 5xx, runs the v3 gate through it (`--model openai:offline`, the real HTTP path) and
+   prints the model calls, 429s, 5xx, retries, failed runs and wall time against the rate
+   limit's floor (calls / rate). Target: no run lost to rate limits or 5xx, and
+   wall <= 1.15 x (calls / rate). About 40 s.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -47,16 +59,81 @@ async def agent_alone(rows) -> float:
     return time.perf_counter() - t0
 
 
+DEFAULT_GRID = [(1, 1, 8), (1, 1, 32), (1, 3, 32), (2, 3, 32)]  # (workers, trials, parallelism)
+
+
+def provider(a: argparse.Namespace) -> int:
+    """The v3 gate through the local OpenAI-compatible server with a provider's limits."""
+    serve = [sys.executable, "-m", "app.refund_agent.serve", "--port", "0", "--rpm", str(a.rpm),
+             "--latency", a.provider_latency, "--jitter", a.provider_jitter, "--error-rate", str(a.error_rate),
+             "--seed", "1"]
+    print("server: python -m app.refund_agent.serve " + " ".join(serve[3:]))
+    server = subprocess.Popen(serve, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        ready = server.stdout.readline()  # one line when it listens, or EOF if it failed
+        if not ready.startswith("serving on "):
+            print(f"server did not start: {ready!r}")
+            return 2
+        url = ready.split()[-1]
+        par = a.parallelism[0] if a.parallelism else 32
+        with tempfile.TemporaryDirectory() as out:
+            gate_cmd = [sys.executable, str(REPO / "evals" / "regression.py"), "--version", "v3", "--model",
+                        "openai:offline", "--parallelism", str(par), "--no-upload", "--out", out]
+            print(f"gate:   OPENAI_BASE_URL={url} python evals/regression.py --version v3 --model openai:offline "
+                  f"--parallelism {par}")
+            t0 = time.perf_counter()
+            res = subprocess.run(gate_cmd, capture_output=True, text=True, cwd=REPO,
+                                 env={**os.environ, "OPENAI_BASE_URL": url, "OPENAI_API_KEY": "local"})
+            command_wall = time.perf_counter() - t0
+            files = list(Path(out).glob("*.json"))
+            if not files:
+                print(f"the gate wrote no results (exit {res.returncode}):\n{res.stderr[-2000:]}")
+                return 2
+            record = json.loads(files[0].read_text())
+    finally:
+        server.terminate()
+        server.wait(30)
+    calls = record["meta"]["model_calls"]
+    st = calls["models"]["openai:offline"]
+    runs = record["runs"]
+    failed = [r for r in runs if r["turn"].get("error")]
+    by_limits = [r for r in failed if any(w in r["turn"]["error"] for w in ("429", " 50", "server_error"))]
+    floor = st["ok"] / (a.rpm / 60)
+    wall = calls["wall_s"]
+    print(f"\nexit {res.returncode}; {len(runs)} runs, {len(failed)} failed ({len(by_limits)} by rate limits or 5xx)")
+    print(f"  model calls answered     : {st['ok']} ({st['requests']} requests: {st['rate_limited']} x 429, "
+          f"{st['server_errors']} x 5xx, {st['connection_errors']} connection errors; {st['retries']} retries, "
+          f"{st['gave_up']} given up)")
+    print(f"  concurrency limit        : {st['start_limit']} -> min {st['min_limit']}, end {st['final_limit']}")
+    print(f"  calls / rate limit       : {floor:6.1f} s  ({st['ok']} calls / {a.rpm / 60:g} per second)")
+    print(f"  gate run wall            : {wall:6.1f} s  = {wall / floor:.2f} x   (target <= 1.15)")
+    print(f"  gate elapsed (+ set-up)  : {record['meta']['elapsed_s']:6.1f} s  = "
+          f"{record['meta']['elapsed_s'] / floor:.2f} x")
+    print(f"  command wall (+ start-up): {command_wall:6.1f} s")
+    return 0 if not by_limits and wall <= 1.15 * floor else 1
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--latency", default="200ms")
     p.add_argument("--jitter", default="0.1")
-    p.add_argument("--parallelism", type=int, nargs="+", default=[1, 8, 32])
-    p.add_argument("--trials", type=int, nargs="+", default=[1, 3],
-                   help="trials for the latency runs (default: 1 and 3)")
-    p.add_argument("--workers", type=int, nargs="+", default=[1, 2],
-                   help="agent worker processes for the latency runs (default: 1 and 2)")
+    p.add_argument("--parallelism", type=int, nargs="+", help="parallelism for the latency runs")
+    p.add_argument("--trials", type=int, nargs="+", help="trials for the latency runs")
+    p.add_argument("--workers", type=int, nargs="+", help="agent worker processes for the latency runs")
+    p.add_argument("--provider", action="store_true",
+                   help="run the v3 gate through the local OpenAI-compatible server with provider limits")
+    p.add_argument("--rpm", type=float, default=600, help="--provider: requests per minute (default 600)")
+    p.add_argument("--provider-latency", default="300ms", help="--provider: latency per call (default 300ms)")
+    p.add_argument("--provider-jitter", default="0.2", help="--provider: latency jitter (default 0.2)")
+    p.add_argument("--error-rate", type=float, default=0.02, help="--provider: share of 500/503 (default 0.02)")
     a = p.parse_args()
+    if a.provider:
+        return provider(a)
+    if a.parallelism or a.trials or a.workers:
+        grid = [(w, t, par) for w in a.workers or [1, 2] for t in a.trials or [1, 3] for par in a.parallelism or [8, 32]
+                if not (w > 1 and par == 1)]  # one conversation at a time gains nothing from workers
+    else:
+        grid = DEFAULT_GRID
     rows = load_rows(DEFAULT_DATASET)
     tmp = REPO / "results" / "bench"
     tmp.mkdir(parents=True, exist_ok=True)
@@ -79,19 +156,16 @@ def main() -> int:
     print(f"\nwith {model}:")
     print(f"  {'workers':>7} {'trials':>6} {'runs':>5} {'parallelism':>11} {'wall s':>8} {'ideal s':>8} "
           f"{'ideal/wall':>10} {'longest run s':>13}")
-    for workers in a.workers:
+    for workers in sorted({w for w, _, _ in grid}):
         pool = AgentPool(workers) if workers > 1 else None
         if pool is not None:
             gate(rows, model, 32, tmp, 1, pool)  # warm the workers (imports, graphs), untimed
-        for trials in a.trials:
-            for par in a.parallelism:
-                if workers > 1 and par == 1:
-                    continue  # one conversation at a time gains nothing from workers
-                w, runs = gate(rows, model, par, tmp, trials, pool)
-                times = [r.turn.seconds for r in runs]  # the offline model's emulated time per run
-                ideal = sum(times) / par
-                print(f"  {workers:>7} {trials:>6} {len(runs):>5} {par:>11} {w:8.2f} {ideal:8.2f} {ideal / w:10.2f} "
-                      f"{max(times):13.2f}" + ("   (target >= 0.90)" if par == 32 else ""))
+        for _, trials, par in [g for g in grid if g[0] == workers]:
+            w, runs = gate(rows, model, par, tmp, trials, pool)
+            times = [r.turn.seconds for r in runs]  # the offline model's emulated time per run
+            ideal = sum(times) / par
+            print(f"  {workers:>7} {trials:>6} {len(runs):>5} {par:>11} {w:8.2f} {ideal:8.2f} {ideal / w:10.2f} "
+                  f"{max(times):13.2f}" + ("   (target >= 0.90)" if par == 32 else ""))
         if pool is not None:
             pool.close()
     print("\nA run's model calls are sequential, so wall >= the longest run; when that exceeds\n"
