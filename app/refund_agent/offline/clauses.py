@@ -40,7 +40,7 @@ HOLD = re.compile(r"\bbefore (?:you |we )?(?:do|doing|change|changing|refund|ref
 
 # Mood. A hypothetical asks what would happen; it never writes.
 _HYPOTHETICAL = re.compile(
-    r"\bif (?:i|we|they|he|she|you)\b[^?]*\b(?:would|will|could)\b|\b(?:would|will) (?:i|we)\b|\bam i\b"
+    r"\bif (?:i|we|they|he|she)\b[^?]*\b(?:would|will|could)\b|\b(?:would|will) (?:i|we)\b|\bam i\b"
     r"|\bdo i (?:get|qualify|have)\b|\bwhat (?:would|happens|if)\b|\bhow (?:would|does|do)\b"
     r"|\bwould (?:it|that|this|a-?\d{4})\b|\bwhich currency\b")
 _POSSIBLE = re.compile(
@@ -55,7 +55,7 @@ REQUEST = re.compile(
     r"|\bplease\b|\bpls\b|\bplz\b|\bi(?:'d| would) (?:like|love|appreciate)\b|\bi want\b|\bi need\b|\bi wish\b"
     r"|\b(?:can|could|would|will) you\b|\bwould you mind\b|\b(?:any chance|is it ok if|is it okay if) you\b|\b(?:can|could|may) (?:i|we) (?:get|have|speak|talk|ask)\b"
     r"|\bgo ahead\b|\bjust\b|\bi(?:'m| am) asking\b|\b(?:that|this) one\b|\bnow\b|\bit would be (?:great|nice|good)\b"
-    r"|\bi(?:'d| would) be grateful\b|\blet me have\b|\bgive me\b|\basap\b|\bwould be fair\b")
+    r"|\bi(?:'d| would) be (?:\w+ )?grateful\b|\bif you (?:could|would|can)\b|\blet me have\b|\bgive me\b|\basap\b|\bwould be fair\b")
 
 
 def spans(text: str) -> list[tuple[int, int]]:

@@ -77,7 +77,8 @@ madame monsieur el los las del por favor para mi su usted hola gracias buenos se
 
 ORDER_RE = re.compile(
     r"(?<![\w-])[Aa][-\s]?(\d{4})(?!\d)"
-    r"|\border(?:\s+(?:no\.?|number|num|id|#))?\s*#?\s*(\d{4})(?!\d)"
+    r"|\b(?:order|bestellung|commande|pedido)(?:\s+(?:no\.?|nr\.?|n°|number|num|id|#|número|numéro))?\s*#?\s*"
+    r"(\d{4})(?!\d)"
     r"|(?<![\w-])#(\d{4})(?!\d)", re.I)
 CUSTOMER_RE = re.compile(r"(?<![\w-])[Cc][-\s]?(\d{3})(?!\d)")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")

@@ -27,7 +27,7 @@ def _rx(pattern: str) -> re.Pattern:
 
 # --- actions ------------------------------------------------------------------
 REFUND = _rx(r"\brefund(?:s|ing)?\b(?!\s+polic)|\bmoney back\b|\breimburs|\bpay (?:me|us|them|her|him) back\b"
-             r"|\b(?:want|need|like|get|have)\b[^.?!]{0,40}\brefunded\b|\b(?:money|cash)\b[^.?!]{0,30}\bback\b"
+             r"|\b(?:want|need|like|get|have)\b[^.?!]{0,40}\brefunded\b|\b(?:money|cash|penny|cent)\b[^.?!]{0,30}\bback\b"
              r"|(?:[$€£]\s?\d[\d.,]*|\d[\d.,]*\s?(?:[€£$]|euros?|eur|dollars?|usd|bucks|pounds?|quid|gbp|sgd))"
              r"[^.?!]{0,25}\bback\b|\b(?:half|third|quarter)\b[^.?!]{0,40}\bback\b"
              r"|\b(?:give|pay)\s+(?:\w+\s+){0,3}back\b"

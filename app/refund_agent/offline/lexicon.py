@@ -26,7 +26,8 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bbis wann\b", "until when"), (r"\bletzte[rn]? tag\b", "last day"),
     (r"\b(?:schicken|senden|schreiben)\b", "send"), (r"\bgeld\b", "money"), (r"\bzurück\b", "back"),
     (r"\bmehrwertsteuer\b|\bmwst\b|\bumsatzsteuer\b", "vat"), (r"\bsteuern?\b", "tax"),
-    (r"\bbitte\b", "please"), (r"\bich (?:möchte|will|hätte gerne?|brauche)\b", "i want"),
+    (r"\bnicht (?:nötig|notwendig)\b", "no need"), (r"\bist\b", "is"), (r"\bsind\b", "are"),
+    (r"\bschon\b|\bbereits\b", "already"), (r"\bbitte\b", "please"), (r"\bich (?:möchte|will|hätte gerne?|brauche)\b", "i want"),
     (r"\bnicht\b", "not"), (r"\bkein(?:e|en|er)?\b", "no"),
     (r"\bwie ?viel\w*", "how much"), (r"\b(?:ge)?kostet\b", "cost"), (r"\bwann\b", "when"),
     (r"\bgeliefert\b|\bzugestellt\b", "delivered"), (r"\bversandt\b|\bverschickt\b|\bunterwegs\b", "shipped"),
@@ -38,6 +39,7 @@ _PHRASES: list[tuple[str, str]] = [
     # --- French -------------------------------------------------------------------------
     (r"\bparler (?:à|a|avec) (?:un |une )?(?:humain|personne|quelqu'un|conseill\w+|responsable|superviseur|"
      r"agent|manager|vrai\w*)\b", "speak to a human"),
+    (r"\b(?:pas besoin|inutile) d(?:e\s+|')", "no need to "),
     (r"\bn(?:e\s+|')(\S+)\s+(?:pas|jamais|plus|rien)\b", r"not \1"), (r"\bne (?:pas|jamais)\b", "not"),
     (r"\brembours\w*", "refund"), (r"\b(?:mon|l') ?argent\b", "money"),
     (r"\bannul\w*", "cancel"), (r"\badresse\b", "address"), (r"\bchangez\b|\bchanger\b|\bmodifi\w*", "change"),
@@ -66,7 +68,8 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\btodav[ií]a\b|\ba[uú]n\b", "still"), (r"\bpuedo\b", "can i"), (r"\bpuede(?:n)?\b", "can you"),
     (r"\bhasta cu[aá]ndo\b", "until when"),
     (r"\b(?:env[ií]\w*|mand\w*) un (?:correo|email|e-mail|mensaje)\b", "send an email"), (r"\bcorreo\b", "email"),
-    (r"\bno (?:quiero|quisiera|necesito)\b", "i don't want"), (r"\bpor favor\b", "please"), (r"\bquiero\b|\bquisiera\b|\bme gustar[ií]a\b", "i want"),
+    (r"\bno (?:quiero|quisiera|necesito)\b", "i don't want"),
+    (r"\bno (?:hace falta|es necesario)\b", "no need to"), (r"\best[aá]\b", "is"), (r"\bpor favor\b", "please"), (r"\bquiero\b|\bquisiera\b|\bme gustar[ií]a\b", "i want"),
     (r"\biva\b", "vat"), (r"\bcu[aá]nto\w*", "how much"), (r"\bcost[oó]\b", "cost"),
     (r"\bentregad[oa]\b", "delivered"), (r"\bllega\w*", "arrives"), (r"\benviad[oa]\b", "shipped"), (r"\bcu[aá]ndo\b", "when"),
     (r"\bcompleto\b|\btotalmente\b|\ben su totalidad\b|\bcompleta\b", "in full"),

@@ -15,6 +15,7 @@ from .entities import ORDER_RE, Amount
 from .intents import Turn, understand
 
 FULL = re.compile(r"\bin full\b|\bfull (?:refund|amount|price|total)\b|\bfully\b|\bentire\b|\beverything\b"
+                  r"|\bevery (?:penny|cent)\b"
                   r"|\bwhole (?:amount|order|thing)\b|\ball (?:of )?(?:the|my|their) money\b")
 PARTIAL = re.compile(r"\bpartial(?:ly)?\b|\bpart of\b")
 REFUND_BARE = re.compile(r"\brefund(?:ing)?\s+(?:of\s+|just\s+|only\s+)?(\d+(?:\.\d+)?)(?![\d-]|\s*(?:days?|%))"
