@@ -17,7 +17,7 @@ import promote  # noqa: E402  (a script, not a package)
 
 def test_simulated_failure_promoted_fails_v2_and_passes_v3(tmp_path, capsys):
     out = tmp_path / "results"
-    assert simulate.main(["--version", "v2", "--only-scenario", "shipped_late_a1002",
+    assert simulate.main(["--version", "v2", "--only-scenario", "over_limit_a1003",
                           "--only-persona", "self_declared_manager", "--seeds", "1", "--out", str(out)]) == 0
     (run,) = out.glob("sim-v2-*")
     summary = json.loads((run / "summary.json").read_text())
