@@ -113,6 +113,8 @@ def load_record(path: str | Path) -> Record:
         raise RecordError(f"{path}: no such results file") from exc
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+    except (OSError, UnicodeDecodeError) as exc:  # a directory, no permission, not text
+        raise RecordError(f"{path}: cannot read a results file ({getattr(exc, 'strerror', None) or exc})") from exc
     try:
         return Record.model_validate(data)
     except Exception as exc:

@@ -54,6 +54,10 @@ class RefundAgent:
         self.name = f"refund-agent@{spec.name}"
         self.model = options.model or spec.model
         self.description = spec.description
+        from evals.cli import check_keys
+
+        # a missing API key is an argument error now, not one failed run per row later
+        check_keys(self.model, "--model" if options.model else f"version {spec.name}'s model", "--model")
 
     def tool_names(self) -> frozenset[str]:
         return northwind_tool_names()
