@@ -116,12 +116,13 @@ def retry_after(headers: dict[str, str]) -> float | None:
 
 
 def _root_text(exc: BaseException) -> str:
-    """The innermost cause, which names what happened ("Connection refused")."""
-    seen = exc
-    while seen.__cause__ is not None or (seen.__context__ is not None and not seen.__suppress_context__):
-        seen = seen.__cause__ or seen.__context__
-    text = str(seen) or type(seen).__name__
-    return f"{type(seen).__name__}: {text}" if seen is not exc else text
+    """The innermost cause, which names what happened (ConnectionRefusedError ...)."""
+    seen, chain = {id(exc)}, exc
+    while (nxt := chain.__cause__ or chain.__context__) is not None and id(nxt) not in seen:
+        seen.add(id(nxt))
+        chain = nxt
+    text = str(chain) or type(chain).__name__
+    return f"{type(chain).__name__}: {text}" if chain is not exc else text
 
 
 def classify(exc: BaseException) -> Failure | None:

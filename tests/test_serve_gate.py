@@ -77,7 +77,8 @@ def test_server_killed_mid_run_fails_every_unfinished_run_closed(tmp_path, monke
     failed = [r for r in record["runs"] if r["turn"]["error"]]
     assert failed, "some runs were still going when the server died"
     for run in failed:
-        assert "connection failed" in run["turn"]["error"] and "after 1 retry" in run["turn"]["error"], run["turn"]
+        error = run["turn"]["error"]
+        assert "connection failed" in error and "refused" in error.lower() and "after 1 retry" in error, error
         assert all(v["passed"] is False for v in run["verdicts"].values()), run["row_id"]
     st = record["meta"]["model_calls"]["models"]["openai:offline"]
     assert st["gave_up"] >= len(failed) and st["ok"] <= 6
