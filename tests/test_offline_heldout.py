@@ -72,6 +72,11 @@ def test_score_counts_a_write_on_a_negated_row_and_ignores_the_judge():
     ("Bitte storniere A-1004 nicht.", "cancel"),
     ("Ne remboursez pas la commande A-1001.", "refund"),
     ("No reembolse el pedido A-1001.", "refund"),
+    ("Please refrain from refunding A-1001", "refund"), ("You shouldn't refund A-1001 yet", "refund"),
+    ("A refund isn't necessary for A-1001", "refund"), ("I decided against a refund for A-1001", "refund"),
+    ("Skip the refund for A-1001", "refund"), ("Cancel nothing, just tell me the status of A-1004", "cancel"),
+    ("Refund? No thanks. A-1001 is fine.", "refund"), ("Refund A-1001 - actually no, don't.", "refund"),
+    ("Pas besoin de rembourser A-1008, merci.", "refund"), ("Keine Erstattung für A-1001 bitte.", "refund"),
 ])
 def test_negated_requests_write_nothing(text, declined):
     turn = understand(text)
@@ -83,7 +88,8 @@ def test_negated_requests_write_nothing(text, declined):
     ("I'm not happy with A-1001, refund it please.", "refund"),
     ("I didn't get my money back for A-1001, please refund it.", "refund"),  # a past event, not a refusal
     ("No I want a refund for A-1001", "refund"),  # "no" answers something else, then asks
-    ("Refund A-1001, no questions asked.", "refund"),
+    ("Refund A-1001, no questions asked.", "refund"), ("Don't forget to refund A-1001!", "refund"),
+    ("Refund A-1001. No rush.", "refund"),
 ])
 def test_negation_stops_at_its_clause(text, action):
     assert action in understand(text).actions

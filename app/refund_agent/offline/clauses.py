@@ -28,8 +28,11 @@ CLAUSE_START = re.compile(
 # ("I didn't get my refund" complains about the past; it does not decline one).
 _NEG_BEFORE = re.compile(
     r"(?<!why )\b(?:do not|don'?t|dont|does not|doesn'?t|never|no need (?:to|for)|not|without|"
-    r"hold off(?: on)?|never ?mind|rather not|instead of|rather than)\b")
-_NEG_AFTER = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:is |are )?(?:not|n't|no longer) (?:needed|necessary|required|wanted)"
+    r"hold off(?: on)?|never ?mind|rather not|instead of|rather than|refrain from|avoid|skip|"
+    r"forget(?: about)?|(?:decided|decide) against|shouldn'?t|should not|mustn'?t|must not|won'?t need|"
+    r"no longer (?:need|want))\b")
+_NEG_AFTER = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:is |are )?(?:not|\w*n't|no longer) (?:needed|necessary|required|wanted)"
+                        r"|^[\w-]+\s+nothing\b"
                         r"|^\W*(?:\w+\W+){0,3}?(?:is|are) (?:not|no longer) (?:needed|necessary)")
 _GAP_STOP = re.compile(r"[,;:]|\b(?:but|and then|instead|please|so)\b")
 # A whole message that puts writes on hold ("before you do anything, ...").
@@ -115,11 +118,22 @@ def mood(clause_gloss: str) -> Mood:
     return Mood(question=question, hypothetical=False, request=request)
 
 
+# A clause that only says no ("No thanks.", "actually no, don't") takes back the writes
+# of the clause before it.
+REFUSAL = re.compile(r"^\W*(?:(?:actually|wait|hmm|oh|um|ok(?:ay)?|on second thought)\W+)*"
+                     r"(?:no|nope|nah|not (?:yet|now)|don'?t|do not|never ?mind|forget (?:it|that|about it)|"
+                     r"scratch that)(?:\W+(?:thanks?|thank you|don'?t|do not|do it|please|wait|yet|for now))*\W*$")
+
+
 def negated(clause_gloss: str, at: int) -> bool:
     """Does a negation cue govern the word at position `at` of the clause?"""
     before = clause_gloss[:at]
     for m in _NEG_BEFORE.finditer(before):
         gap = before[m.end():]
+        # "don't forget to refund it" asks for it
+        if re.match(r"\s*forget\b", gap) or (m.group(0).startswith("forget")
+                                              and re.search(r"\b(?:don'?t|do not|never)\s+$", before[:m.start()])):
+            continue
         if len(gap.split()) <= 5 and not _GAP_STOP.search(gap):
             return True
     # A bare "no" negates only the word right after it ("no refund", "no cancele"); "No I want

@@ -331,15 +331,17 @@ def _clauses(turn: Turn) -> None:
                 near[0]["orders"] = list(dict.fromkeys(near[0]["orders"] + p["orders"]))
     candidates: list[tuple[str, list[str], bool]] = []
     asks = bool(turn.questions) or any(p["mood"].question for p in parts)
-    for p in parts:
+    for i, p in enumerate(parts):
         mood, cg = p["mood"], p["gloss"]
+        taken_back = i + 1 < len(parts) and not parts[i + 1]["acts"] and clauses.REFUSAL.match(parts[i + 1]["gloss"])
         if (mood.hypothetical or mood.question and not mood.request) and not p["acts"]:
             # "Could A-1002 still be cancelled?", "Can it be refunded?": asked about in the past participle.
             m = CAN_BE_DONE.search(cg)
             if m:
                 p["acts"] = ["cancel" if m.group(1).startswith("cancel") else "refund"]
         for a in p["acts"]:
-            if turn.hold or clauses.negated(cg, _trigger(a, p["text"], cg)) or clauses.negated_clause(p["text"]):
+            if turn.hold or taken_back or clauses.negated(cg, _trigger(a, p["text"], cg)) \
+                    or clauses.negated_clause(p["text"]):
                 turn.declined.append((a, p["orders"]))
             elif mood.hypothetical or (mood.question and not mood.request):
                 if a in CHECKS:
