@@ -31,13 +31,15 @@ def assert_in_every_denominator(record):
     assert len(record["runs"]) == n_rows
 
 
-@pytest.mark.parametrize("fault, row, needle", [
-    ("agent-raises:refund_full_a1001", "refund_full_a1001", "injected fault: the agent raised"),
-    ("run-hangs:refund_full_a1001", "refund_full_a1001", "timeout"),
-    ("not-a-turn:refund_full_a1001", "refund_full_a1001", "not a Turn"),
+# Only the hanging run needs a timeout to end; it is generous, since the good row must finish
+# within it even on a loaded machine (the hang costs timeout + 5 s of wall time).
+@pytest.mark.parametrize("fault, row, needle, extra", [
+    ("agent-raises:refund_full_a1001", "refund_full_a1001", "injected fault: the agent raised", []),
+    ("run-hangs:refund_full_a1001", "refund_full_a1001", "timeout", ["--timeout", "3"]),
+    ("not-a-turn:refund_full_a1001", "refund_full_a1001", "not a Turn", []),
 ])
-def test_job_faults_fail_every_scorer_of_that_row(tmp_path, fault, row, needle):
-    code, record = run_gate(tmp_path, "--fault", fault, "--timeout", "1")
+def test_job_faults_fail_every_scorer_of_that_row(tmp_path, fault, row, needle, extra):
+    code, record = run_gate(tmp_path, "--fault", fault, *extra)
     assert code == 1
     bad = verdicts(record, row)
     assert all(v["passed"] is False and needle in v["explanation"] for v in bad["verdicts"].values())
@@ -70,7 +72,9 @@ def test_judge_faults_fail_policy_judge(tmp_path, fault, needle):
 
 
 def test_a_tool_that_never_answers_leaves_a_call_without_result(tmp_path):
-    code, record = run_gate(tmp_path, "--fault", "tool-hangs:refund_order", "--timeout", "4",
+    # --timeout bounds the conversation once connected; the stdio server's start-up (slow on a busy
+    # machine) only counts against the runner's outer guard (timeout + 5 s), so keep it roomy
+    code, record = run_gate(tmp_path, "--fault", "tool-hangs:refund_order", "--timeout", "8",
                             rows=["refund_full_a1001"])
     assert code == 1
     run = verdicts(record, "refund_full_a1001")
