@@ -32,13 +32,14 @@ _fit_width()
 @contextlib.contextmanager
 def use_stderr():
     """Human output to stderr for the duration (stdout is kept for --json)."""
-    old = console.file
-    console.file = sys.stderr
+    # Console.stderr, not Console.file: setting file would pin today's sys.stdout for good.
+    old = console.stderr
+    console.stderr = True
     _fit_width()
     try:
         yield
     finally:
-        console.file = old
+        console.stderr = old
 
 
 def print_json(data) -> None:
