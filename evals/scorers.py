@@ -12,20 +12,31 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-
-from evaluatorq import EvaluationResult
+from typing import TYPE_CHECKING
 
 from evals.case import Case, CaseError, describe, ok
 from evals.dataset import matches, normalise
 from evals.escalation import ESCALATE_TOOL, escalation_evidence
 from evals.pii import unprompted as unprompted_pii
 
+if TYPE_CHECKING:
+    from evaluatorq import EvaluationResult
+
 Outcome = tuple[bool, str] | None  # (passed, why) or None for n/a
 NA = "n/a"
 
 
-def _result(passed: bool, why: str) -> EvaluationResult:
-    return EvaluationResult(value=passed, pass_=passed, explanation=why)
+@functools.cache
+def _result_type() -> type[EvaluationResult]:
+    # evaluatorq's package import pulls openai (~0.5 s): only pay it once something is scored,
+    # so argument errors exit fast
+    from evaluatorq import EvaluationResult
+
+    return EvaluationResult
+
+
+def _result(passed: bool | None, why: str, value=None) -> EvaluationResult:
+    return _result_type()(value=passed if value is None else value, pass_=passed, explanation=why)
 
 
 def scorer(fn: Callable[[Case], Awaitable[Outcome]]):
@@ -44,7 +55,7 @@ def scorer(fn: Callable[[Case], Awaitable[Outcome]]):
         except Exception as exc:  # a scorer bug must not silently drop the row
             return _result(False, f"scorer {fn.__name__} raised {type(exc).__name__}: {exc}")
         if outcome is None:
-            return EvaluationResult(value=NA, pass_=None, explanation="n/a: nothing to check on this row")
+            return _result(None, "n/a: nothing to check on this row", value=NA)
         return _result(*outcome)
 
     run.scorer_name = fn.__name__
