@@ -125,6 +125,10 @@ def test_a_question_in_its_own_clause_is_answered_next_to_the_write():
     ("Am I able to change the delivery address of A-1004?", "address_check"),
     ("Do you do refunds on opened items like A-1001?", "refund_check"),
     ("No quiero un reembolso del pedido A-1001.", None),
+    ("Could you check whether A-1001 can be refunded?", "refund_check"),
+    ("Can you tell me if I can still cancel A-1004?", "cancel_check"),
+    ("What do I need to do to get a refund for A-1001?", "refund_check"),
+    ("How can I get a refund for A-1001?", "refund_check"),
 ])
 def test_hypothetical_writes_become_questions(text, check):
     turn = understand(text)
@@ -135,6 +139,8 @@ def test_hypothetical_writes_become_questions(text, check):
     ("Could you refund A-1001 please?", "refund"), ("Can you cancel A-1004 for me?", "cancel"),
     ("Would you mind refunding A-1008?", "refund"), ("Can I get my money back for A-1001?", "refund"),
     ("Can I speak to a human about A-1005?", "escalate"), ("Is there any chance you could refund A-1001?", "refund"),
+    ("Would it be possible to refund A-1001?", "refund"), ("I need A-1004 cancelled", "cancel"),
+    ("Would you be able to cancel A-1004?", "cancel"),
 ])
 def test_polite_questions_are_requests(text, action):
     assert action in understand(text).actions

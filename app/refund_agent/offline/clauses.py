@@ -45,7 +45,14 @@ HOLD = re.compile(r"\bbefore (?:you |we )?(?:do|doing|change|changing|refund|ref
 _HYPOTHETICAL = re.compile(
     r"\bif (?:i|we|they|he|she)\b[^?]*\b(?:would|will|could)\b|\b(?:would|will) (?:i|we)\b|\bam i\b"
     r"|\bdo i (?:get|qualify|have)\b|\bwhat (?:would|happens|if)\b|\bhow (?:would|does|do)\b"
-    r"|\bwould (?:it|that|this|a-?\d{4})\b|\bwhich currency\b")
+    r"|\bwould (?:it|that|this|a-?\d{4})\b|\bwhich currency\b"
+    r"|\bhow (?:can|could|should|do|would) (?:i|we)\b|\bwhat do (?:i|we) (?:need|have) to\b|\bshould (?:i|we)\b"
+    r"|\b(?:tell me|check|know|ask|wonder(?:ing)?|see|find out|let me know|confirm)\s+(?:if|whether)\b"
+    r"|\bentitled to\b")
+# Conventional polite requests that look like questions about possibility.
+_POLITE = re.compile(r"\bwould it be possible to\b|\bany chance (?:of|you|to)\b|\bif you (?:could|would|can)\b"
+                     r"|\bwould you (?:mind|be able|kindly|please)\b")
+_EMBEDDED = re.compile(r"\b(?:if|whether)\b")
 _POSSIBLE = re.compile(
     r"\bis it (?:still )?possible\b|\bis there (?:a|any) way\b|\bpossible to\b|\beligible\b|\brefundable\b"
     r"|\bqualif|\b(?:i|we) (?:\w+ )?able to\b"
@@ -110,8 +117,12 @@ def mood(clause_gloss: str) -> Mood:
     hypothetical = bool(_HYPOTHETICAL.search(g))
     possible = bool(_POSSIBLE.search(g))
     request = bool(REQUEST.search(g))
+    if _POLITE.search(g) and not re.search(r"\b(?:tell me|check|know|wonder\w*|see|find out|confirm)\s+"
+                                          r"(?:if|whether)\b", g):
+        return Mood(question=question, hypothetical=False, request=True)
     # "Would I get a refund if ...": what would happen, whatever polite words it uses.
-    if hypothetical and not re.search(r"\b(?:please|i want|i need|i(?:'d| would) like)\b", g):
+    if hypothetical and (re.match(r"^\W*(?:what|how|when|which|why|who)\b", g)
+                         or not re.search(r"\b(?:please|i want|i need|i(?:'d| would) like)\b", g)):
         return Mood(question=True, hypothetical=True, request=False)
     if possible and not request:
         return Mood(question=True, hypothetical=True, request=False)

@@ -40,7 +40,9 @@ EMAIL_TO = re.compile(r"\b[Ee]-?mail\s+(?:him|her|them|the customer|customer|[A-
 REFUND_QUESTION = _rx(r"\b(?:can|could|would)\s+(?:it|this|that|order|a-\d+|the order)\b[^.?!]*\bbe refunded\b"
                       r"|\brefundable\b|\beligible for (?:a )?refund|\bqualif(?:y|ies) for (?:a )?refund")
 REFUND_POLICY_Q = _rx(r"\brefund (?:policy|rules|limit)|\bhow do refunds work|\bpolicy on refunds")
-CANCEL = _rx(r"\bcancel(?!l?ed\b)\w*|\bstop (?:the|that|this|my) order\b|\bcall(?:ed)? (?:it |that |the order )?off\b")
+CANCEL = _rx(r"\bcancel(?!l?ed\b)\w*|\bstop (?:the|that|this|my) order\b|\bcall(?:ed)? (?:it |that |the order )?off\b"
+             r"|\b(?:need|want|like|get)\b[^.?!]{0,40}\bcancell?ed\b"
+             r"|\bhave (?:it|that|this|the order|order|a-?\d{4}|my order) cancell?ed\b")
 CAN_BE_DONE = _rx(r"\b(?:can|could|may|might|will|would)\b[^.?!]*\bbe\s+(cancell?ed|refunded)\b")
 ADDRESS = _rx(r"\b(?:change|update|correct|fix|edit|modify|amend|switch)\b[^.?!]*\baddress\b"
               r"|\bnew (?:shipping |delivery )?address\b|\baddress\b[^.?!]*\bto\s+\d"
@@ -334,7 +336,7 @@ def _clauses(turn: Turn) -> None:
     for i, p in enumerate(parts):
         mood, cg = p["mood"], p["gloss"]
         taken_back = i + 1 < len(parts) and not parts[i + 1]["acts"] and clauses.REFUSAL.match(parts[i + 1]["gloss"])
-        if (mood.hypothetical or mood.question and not mood.request) and not p["acts"]:
+        if (mood.hypothetical or mood.question) and not p["acts"]:
             # "Could A-1002 still be cancelled?", "Can it be refunded?": asked about in the past participle.
             m = CAN_BE_DONE.search(cg)
             if m:
