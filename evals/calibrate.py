@@ -58,7 +58,7 @@ from evals.seeds import format_seeds, parse_seeds
 from evals.sources import source_for
 from evals.target import TargetOptions
 from evals.thresholds import DEFAULT_PATH, Bar, Thresholds, dump_toml
-from evals.verdict import ALPHA_ROWS
+from evals.verdict import ALPHA_ROWS, ROW_P_CAP
 
 MARGIN = {"code": 0.02, "judge": 0.05}
 MIN_TRIALS = 3
@@ -171,7 +171,7 @@ def main(argv=None) -> int:
     reference = build_reference(record, {})
     for trials in (1, 5):
         console.print(f"row test at {trials} trial(s): a row x scorer is regressed at p <= "
-                      f"{reference.critical_p(trials, ALPHA_ROWS):.2g}; a row that passed all {record.meta.trials} "
+                      f"{reference.critical_p(trials, ALPHA_ROWS, ROW_P_CAP):.2g}; a row that passed all {record.meta.trials} "
                       f"accepted runs and fails {trials}/{trials} has p = {tail(trials, trials, 0, record.meta.trials):.2g}")
     if zero := [n for n, b in bars.items() if b.bar <= 0]:
         return refuse(f"the bar for {zero[0]} would be {bars[zero[0]].bar:.2f}: the accepted run fails it too often")
@@ -189,7 +189,7 @@ def main(argv=None) -> int:
     provenance = {"version": version, "model": m.model, "judge": m.judge, "trials": m.trials,
                   "seeds": format_seeds(m.seeds), "date": date.today().isoformat(),
                   "dataset": m.dataset, "dataset_sha256": m.dataset_sha256, "git_commit": m.git_commit,
-                  "against": against or "none",
+                  "against": against or "none", "scorers": list(bars),
                   "method": "min(wilson_low, one-trial low) - margin (code 0.02, judge 0.05); 1.0 if never failed"}
     reference.provenance = {k: v for k, v in provenance.items() if k != "method"}
     text = dump_toml(Thresholds(provenance=provenance, scorers=bars))

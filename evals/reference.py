@@ -47,14 +47,15 @@ class Reference(BaseModel):
     seeds: list[int]
     rows: dict[str, RowRef]
 
-    def critical_p(self, trials: int, alpha: float) -> float:
+    def critical_p(self, trials: int, alpha: float, cap: float = 0.05) -> float:
         """The p-value at or below which a row x scorer counts as regressed in a gate of
         `trials` runs per row: a max-statistic calibrated on the accepted runs themselves.
         The accepted seeds are cut into blocks of `trials`; each block is judged against the
         rest as if it were a new gate of the unchanged version; the threshold is set so at
-        most a fraction `alpha` of those blocks would have raised a false alarm (and never
-        above alpha itself). Noisy rows therefore raise the bar for everyone, and a row that
-        never failed in many accepted runs is flagged by its first failure."""
+        most a fraction `alpha` of those blocks would have raised a false alarm, and never
+        above `cap` (a single row's own significance level). Noisy rows therefore make the
+        test stricter for everyone; in a quiet accepted run a row that never failed is
+        flagged by its first failure (20/20 then 1/1: p = 0.024)."""
         blocks = [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1, trials)]
         if not blocks:
             return 0.0
@@ -70,8 +71,8 @@ class Reference(BaseModel):
         minima.sort()
         allowed = floor(alpha * len(blocks) + 1e-9)  # blocks that may fire
         if allowed >= len(minima):
-            return alpha
-        return min(alpha, minima[allowed] * (1 - 1e-9))  # strictly below the first block too many
+            return cap
+        return min(cap, minima[allowed] * (1 - 1e-9))  # strictly below the first block too many
 
 
 def tail(failed_now: int, runs_now: int, failed_before: int, runs_before: int) -> float:

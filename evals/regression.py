@@ -208,7 +208,8 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
         record.meta.cache = stats
         console.print(cache_line(stats))
     record.meta.resumed = [*m.resumed, argv]
-    registry = scorer_registry(Thresholds(scorers={n: Bar(bar=b) for n, b in m.thresholds.items()}))
+    registry = scorer_registry(Thresholds(provenance={"scorers": list(m.thresholds)},  # the run's own bars
+                                          scorers={n: Bar(bar=b) for n, b in m.thresholds.items()}))
     reference = load_reference(m.reference) if m.reference else None
     return finish(record, path, registry, reference, completed, started,
                   fail_on_regression=a.fail_on_regression, report=a.report)

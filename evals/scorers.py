@@ -253,15 +253,13 @@ def select(names) -> dict[str, ScorerSpec]:
 
 
 def registry(thresholds) -> dict[str, ScorerSpec]:
-    """The scorers the bars file names, each with its bar (evals/thresholds.py): the bars file
-    selects what runs, so another agent's file lists only the scorers that apply to it
-    (examples/faq_bot/thresholds.toml). A bar without a scorer and a bar outside (0, 1] are
-    ConfigErrors (exit 2, before any agent runs); so is a scorer without a bar in the default
-    file (evals/thresholds.toml), where a missing bar would silently drop it from the gate."""
-    from pathlib import Path
-
+    """The scorers the bars file declares, each with its bar (evals/thresholds.py). A file
+    declares its scorers in `provenance.scorers` (calibrate writes it; another agent's file,
+    e.g. examples/faq_bot/thresholds.toml, lists only those that apply to it); without that
+    list every registered scorer is required. A declared scorer without a bar, a bar without a
+    scorer and a bar outside (0, 1] are ConfigErrors (exit 2, before any agent runs): a
+    missing bar would silently drop its scorer from the verdict."""
     from evals.errors import ConfigError
-    from evals.thresholds import DEFAULT_PATH
 
     bars = thresholds.bars()
     for name, bar in bars.items():
@@ -270,8 +268,11 @@ def registry(thresholds) -> dict[str, ScorerSpec]:
                               f"(scorers: {', '.join(REGISTRY)})")
         if not 0 < bar <= 1:
             raise ConfigError(f"{thresholds.where(name)}: bar {bar} for {name} is outside (0, 1]")
-    missing = [n for n in REGISTRY if n not in bars]
-    if missing and Path(thresholds.where()).resolve() == DEFAULT_PATH.resolve():
+    declared = thresholds.provenance.get("scorers") or list(REGISTRY)
+    if unknown := [n for n in declared if n not in REGISTRY]:
+        raise ConfigError(f"{thresholds.where()}: provenance.scorers names unknown scorer {unknown[0]!r}")
+    missing = [n for n in declared if n not in bars]
+    if missing:
         raise ConfigError(f"{thresholds.where()}: no bar for scorer {missing[0]!r}"
                           + (f" (nor {', '.join(missing[1:])})" if missing[1:] else "")
                           + "; every scorer needs one (evals/calibrate.py --write proposes them)")

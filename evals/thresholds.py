@@ -62,6 +62,8 @@ def dump_toml(t: Thresholds) -> str:
     def value(v):
         if isinstance(v, bool):
             return "true" if v else "false"
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(value(x) for x in v) + "]"
         if isinstance(v, (int, float)):
             return repr(round(v, 4)) if isinstance(v, float) else str(v)
         return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'

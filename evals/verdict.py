@@ -24,8 +24,9 @@ from pydantic import BaseModel, Field
 from evals.reference import Reference, tail
 
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
-ALPHA_ROWS = 0.04  # false alarms of the row test per gate of an unchanged version
+ALPHA_ROWS = 0.02  # false alarms of the row test per gate of an unchanged version
 ALPHA_MEANS = 0.01  # false alarms of the mean tests per gate, split evenly over the scorers
+ROW_P_CAP = 0.05  # a row x scorer is never regressed at a p above this, however quiet the accepted run
 
 
 class ScorerResult(BaseModel):
@@ -155,7 +156,7 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
     regressed: list[RegressedRow] = []
     critical = None
     if reference is not None and registry is not None:
-        critical = reference.critical_p(trials, alpha_rows)
+        critical = reference.critical_p(trials, alpha_rows, ROW_P_CAP)
         for rid, per in sorted(cells.items()):
             ref_row = reference.rows.get(rid)
             if ref_row is None:

@@ -119,53 +119,67 @@ def blocks_of(seeds: list[int], trials: int) -> list[list[int]]:
     return [seeds[i:i + trials] for i in range(0, len(seeds) - trials + 1, trials)]
 
 
-def gate_blocks(record, blocks, reference, reg) -> list[dict]:
-    """Judge each block of seeds as one gate run of the record's candidate."""
-    rows = record.row_by_id()
+def gate_blocks(runs, rows, blocks, reference, reg) -> list[dict]:
+    """Judge each block of seeds as one gate run of the variant (runs: its RunResults)."""
     bars = {n: s.bar for n, s in reg.items()}
     by_seed: dict[int, list] = {}
-    for r in record.runs_for(record.meta.version):
+    for r in runs:
         by_seed.setdefault(r.trial, []).append(r)
     out = []
     for block in blocks:
-        runs = [r for s in block for r in by_seed.get(s, [])]
-        v = decide(summarise(runs, rows, bars, len(block)), reference, reg)
+        block_runs = [r for s in block for r in by_seed.get(s, [])]
+        v = decide(summarise(block_runs, rows, bars, len(block)), reference, reg)
         gave = [f"{x.row_id} / {x.scorer}" for x in v.regressed]
         gave += [f"{n} mean" for n, s in v.scorers.items() if s.ok is False]
         out.append({"seeds": format_seeds(block), "exit_code": v.exit_code, "gave_away": gave, "line": v.line})
     return out
 
 
+def save_runs(runs, path: Path) -> None:
+    """Only what a verdict needs: row, seed and each scorer's pass / fail / n-a."""
+    path.write_text(json.dumps([[r.row_id, r.trial, {n: v.passed for n, v in r.verdicts.items()}] for r in runs]))
+
+
+def load_runs(path: Path) -> list:
+    from evals.record import RunResult, Verdict
+
+    return [RunResult(row_id=rid, trial=seed, seed=seed, version="variant", job="variant", turn={"version": "variant"},
+                      verdicts={n: Verdict(passed=p, explanation="") for n, p in v.items()})
+            for rid, seed, v in json.loads(path.read_text())]
+
+
 @cli.guarded
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="scripts/gate_power.py", description=__doc__.splitlines()[0])
     p.add_argument("--version", default="v3", help="version name or version file (default v3)")
-    p.add_argument("--trials", type=int, default=1, help="seeds per gate (default 1)")
-    p.add_argument("--blocks", type=int, default=20, help="gates per variant when --seeds is not given (default 20)")
-    p.add_argument("--seeds", help="held-out seeds, cut into blocks of --trials (default: after the reference's seeds)")
+    p.add_argument("--trials", type=int, nargs="+", default=[1],
+                   help="seeds per gate; several (1 5) are judged from the same runs (default 1)")
+    p.add_argument("--blocks", type=int, default=20, help="gates per variant and --trials value (default 20)")
+    p.add_argument("--seeds", help="held-out seeds, cut into blocks (default: right after the reference's seeds)")
     p.add_argument("--variants", nargs="+", help="only these variants (names as printed; prefixes match)")
     p.add_argument("--previous", default="v2", help="version whose settings make one variant (default v2; 'none')")
     p.add_argument("--thresholds", default=str(DEFAULT_PATH))
     p.add_argument("--reference", default=str(REFERENCE_PATH))
     p.add_argument("--dataset", default=str(DEFAULT_DATASET))
     p.add_argument("--parallelism", type=int, default=16)
+    p.add_argument("--runs-dir", help="keep each variant's verdicts here; a variant already there is not run again")
     p.add_argument("--out", help="also write the figures as JSON here")
     a = p.parse_args(argv)
-    if a.trials < 1 or a.blocks < 1:
+    if min(a.trials) < 1 or a.blocks < 1:
         raise ConfigError("--trials and --blocks must be at least 1")
     reg = registry(load_thresholds(a.thresholds))
     reference = load_reference(a.reference)
     if a.seeds:
-        seeds = parse_seeds(a.seeds)
+        pool = parse_seeds(a.seeds)
     else:
         start = max(reference.seeds) + 1 if reference.seeds else 0
-        seeds = list(range(start, start + a.blocks * a.trials))
-    if overlap := sorted(set(seeds) & set(reference.seeds)):
+        pool = list(range(start, start + a.blocks * max(a.trials)))
+    if overlap := sorted(set(pool) & set(reference.seeds)):
         raise ConfigError(f"--seeds: {format_seeds(overlap)} calibrated the reference; held-out seeds must not")
-    blocks = blocks_of(seeds, a.trials)
-    if not blocks:
-        raise ConfigError(f"--seeds {format_seeds(seeds)}: fewer seeds than --trials {a.trials}")
-    seeds = [s for b in blocks for s in b]
+    plan = {t: blocks_of(pool, t)[:a.blocks] for t in a.trials}
+    if not all(plan.values()):
+        raise ConfigError(f"--seeds {format_seeds(pool)}: fewer seeds than --trials {max(a.trials)}")
+    seeds = sorted({s for blocks in plan.values() for b in blocks for s in b})
     variants = variants_of(a.version, None if a.previous == "none" else a.previous)
     if a.variants:
         variants = [v for v in variants if any(v.name.startswith(w) for w in a.variants)]
@@ -174,10 +188,14 @@ def main(argv=None) -> int:
     evaluators = make_evaluators("offline")
     settings = Settings(judge="offline", trials=len(seeds), parallelism=a.parallelism, upload=False,
                         print_table=False)
-    console.print(f"gate power of {a.version}: {len(variants)} variants x {len(blocks)} gates of {a.trials} "
-                  f"trial(s), held-out seeds {format_seeds(seeds)}; reference {reference.provenance.get('version')} "
+    console.print(f"gate power of {a.version}: {len(variants)} variants; "
+                  + ", ".join(f"{len(b)} gates of {t} trial(s)" for t, b in plan.items())
+                  + f"; held-out seeds {format_seeds(seeds)}; reference {reference.provenance.get('version')} "
                   f"seeds {format_seeds(reference.seeds)}")
-    results = []
+    runs_dir = Path(a.runs_dir) if a.runs_dir else None
+    if runs_dir:
+        runs_dir.mkdir(parents=True, exist_ok=True)
+    results = {t: [] for t in plan}
     with tempfile.TemporaryDirectory() as tmp:
         for v in variants:
             started = time.perf_counter()
@@ -185,31 +203,44 @@ def main(argv=None) -> int:
             path.write_text(toml_file(v.fields))
             agents = agents_for(DEFAULT_AGENT, TargetOptions(version=str(path)))
             loaded = load_rows_for(source_for(a.dataset, None), agents[0])
-            check_rows(reference, [r.model_dump(mode="json", exclude_unset=True) for r in loaded.rows], a.reference)
-            record, done = run_seeds(agents, loaded, loaded.rows, seeds, settings, evaluators, ["gate_power"])
-            if not done:
-                return cli.EXIT_UNJUDGED
-            gates = gate_blocks(record, blocks, reference, reg)
-            failed = sum(1 for g in gates if g["exit_code"] == 1)
-            low, high = wilson(failed, len(gates))
-            tells = Counter(x for g in gates for x in g["gave_away"])
-            results.append({"variant": v.name, "change": v.change, "gates": len(gates), "failed": failed,
-                            "rate": failed / len(gates), "low": low, "high": high,
-                            "gave_away": tells.most_common(), "blocks": gates})
-            console.print(f"  {v.name}: {failed}/{len(gates)} gates failed ({time.perf_counter() - started:.0f} s)",
+            row_dicts = [r.model_dump(mode="json", exclude_unset=True) for r in loaded.rows]
+            check_rows(reference, row_dicts, a.reference)
+            cached = runs_dir / f"{v.name}.json" if runs_dir else None
+            runs = load_runs(cached) if cached and cached.exists() else []
+            if not {r.trial for r in runs} >= set(seeds):
+                record, done = run_seeds(agents, loaded, loaded.rows, seeds, settings, evaluators, ["gate_power"])
+                if not done:
+                    return cli.EXIT_UNJUDGED
+                runs = record.runs_for(record.meta.version)
+                if cached:
+                    save_runs(runs, cached)
+            rows = {r["id"]: r for r in row_dicts}
+            line = []
+            for t, blocks in plan.items():
+                gates = gate_blocks(runs, rows, blocks, reference, reg)
+                failed = sum(1 for g in gates if g["exit_code"] == 1)
+                low, high = wilson(failed, len(gates))
+                tells = Counter(x for g in gates for x in g["gave_away"])
+                results[t].append({"variant": v.name, "change": v.change, "gates": len(gates), "failed": failed,
+                                   "rate": failed / len(gates), "low": low, "high": high,
+                                   "gave_away": tells.most_common(), "blocks": gates})
+                line.append(f"{failed}/{len(gates)} at {t} trial(s)")
+            console.print(f"  {v.name}: gates failed {', '.join(line)} ({time.perf_counter() - started:.0f} s)",
                           markup=False)
-    t = Table(title=f"gate power: {a.version}, {len(blocks)} held-out gates of {a.trials} trial(s) each "
-                    f"(seeds {format_seeds(seeds)})")
-    for col in ("variant", "change", "gates failed", "rate", "95% Wilson", "what gave it away (gates)"):
-        t.add_column(col, overflow="fold")
-    for r in results:
-        label = "false alarms" if r["variant"] == "unchanged" else "detected"
-        t.add_row(r["variant"], r["change"], f"{r['failed']}/{r['gates']} {label}", f"{r['rate']:.2f}",
-                  f"{r['low']:.2f}-{r['high']:.2f}", "; ".join(f"{k} ({n})" for k, n in r["gave_away"][:3]))
-    console.print(t)
+    for t, rs in results.items():
+        t_ = Table(title=f"gate power: {a.version}, {len(plan[t])} held-out gates of {t} trial(s) each "
+                         f"(seeds {format_seeds(sorted({s for b in plan[t] for s in b}))})")
+        for col in ("variant", "change", "gates failed", "rate", "95% Wilson", "what gave it away (gates)"):
+            t_.add_column(col, overflow="fold")
+        for r in rs:
+            label = "false alarms" if r["variant"] == "unchanged" else "detected"
+            t_.add_row(r["variant"], r["change"], f"{r['failed']}/{r['gates']} {label}", f"{r['rate']:.2f}",
+                       f"{r['low']:.2f}-{r['high']:.2f}", "; ".join(f"{k} ({n})" for k, n in r["gave_away"][:3]))
+        console.print(t_)
     if a.out:
-        Path(a.out).write_text(json.dumps({"version": a.version, "trials": a.trials, "seeds": format_seeds(seeds),
-                                           "reference": reference.provenance, "variants": results}, indent=1))
+        Path(a.out).write_text(json.dumps({"version": a.version, "seeds": format_seeds(seeds),
+                                           "reference": reference.provenance,
+                                           "results": {str(t): rs for t, rs in results.items()}}, indent=1))
         console.print(f"figures: {a.out}")
     return 0
 

@@ -1,0 +1,200 @@
+"""The one decision function on fabricated records: a row's total regression is named even
+at one trial, unchanged counts pass, more trials at the same degradation never pass when
+fewer fail, and a reference, bars file or calibration that cannot be trusted is exit 2."""
+from __future__ import annotations
+
+import json
+import random
+from types import SimpleNamespace
+
+import pytest
+
+from evals import calibrate, regression
+from evals.errors import ConfigError
+from evals.reference import Reference, build_reference, check_rows, dump_reference, load_reference
+from evals.scorers import REGISTRY, registry
+from evals.seeds import format_seeds, parse_seeds
+from evals.summary import summarise
+from evals.thresholds import load_thresholds
+from evals.verdict import decide
+from tests.record_helpers import record, row, run
+
+SCORERS = ["refund_outcome", "no_forbidden_action"]
+BARS = {"refund_outcome": 0.8, "no_forbidden_action": 0.8}
+REG = {n: SimpleNamespace(bar=b) for n, b in BARS.items()}
+ROWS = [row(f"r{k:02d}") for k in range(30)] + [row("mass_email")]
+
+
+def runs_for(seeds, fail=lambda rid, seed, name: False, version="v3"):
+    return [run(version, r["id"], s, {n: not fail(r["id"], s, n) for n in SCORERS}) for r in ROWS for s in seeds]
+
+
+def reference_from(runs, seeds) -> Reference:
+    rec = record("v3", runs, ROWS, trials=len(seeds))
+    rec.meta.seeds = list(seeds)
+    return build_reference(rec, {"version": "v3"})
+
+
+def gate(runs, ref, trials):
+    return decide(summarise(runs, {r["id"]: r for r in ROWS}, BARS, trials), ref, REG)
+
+
+QUIET_20 = reference_from(runs_for(range(20)), range(20))
+
+
+def test_one_row_failing_once_against_20_of_20_fails_the_gate_and_names_the_row():
+    now = runs_for([20], lambda rid, s, n: rid == "mass_email" and n == "no_forbidden_action")
+    v = gate(now, QUIET_20, 1)
+    assert v.exit_code == 1
+    assert [(x.row_id, x.scorer) for x in v.regressed] == [("mass_email", "no_forbidden_action")]
+    assert ("mass_email / no_forbidden_action: passed 20/20 in the accepted run, failed 1/1 now (p = 0.024)"
+            in v.line)
+    # the bars alone would have passed it: 30 of 31 rows is above 0.8
+    assert all(s.mean >= s.bar for s in v.scorers.values())
+
+
+def test_unchanged_counts_pass_and_say_what_was_checked():
+    v = gate(runs_for([20, 21, 22]), QUIET_20, 3)
+    assert v.exit_code == 0 and v.regressed == [] and v.line.startswith("PASS")
+    assert "no row regressed" in v.line
+
+
+def test_a_row_that_fails_as_often_as_it_did_when_accepted_is_not_a_regression():
+    noisy = lambda rid, s, n: rid == "r03" and n == "refund_outcome" and s % 4 == 0  # noqa: E731  1 in 4
+    ref = reference_from(runs_for(range(40), noisy), range(40))
+    assert gate(runs_for([40], lambda rid, s, n: rid == "r03" and n == "refund_outcome"), ref, 1).exit_code == 0
+
+
+def test_new_rows_are_judged_by_the_bars_only_and_the_verdict_says_so():
+    ref = QUIET_20.model_copy(update={"rows": {k: v for k, v in QUIET_20.rows.items() if k != "mass_email"}})
+    v = gate(runs_for([20], lambda rid, s, n: rid == "mass_email"), ref, 1)
+    assert v.exit_code == 0 and v.regressed == []
+    assert any("not in the reference, judged by the bars only: mass_email" in n for n in v.notes)
+
+
+@pytest.mark.parametrize("rate", [0.1, 0.2, 0.35])
+def test_more_trials_at_the_same_degradation_never_pass_when_fewer_fail(rate):
+    """Diffuse degradation: every row fails refund_outcome at `rate` (accepted: 1 in 50).
+    Whenever the 1-trial gate fails on a draw, the 5-trial gate over a superset of those
+    seeds fails too, and over many draws it fails at least as often."""
+    base = reference_from(runs_for(range(100), lambda rid, s, n: n == "refund_outcome" and s % 50 == 7), range(100))
+    fails = {1: 0, 5: 0}
+    for draw in range(30):
+        rng = random.Random(draw)
+        bad = {(r["id"], s) for r in ROWS for s in range(500, 505) if rng.random() < rate}
+        degrade = lambda rid, s, n: n == "refund_outcome" and (rid, s) in bad  # noqa: E731
+        one = gate(runs_for([500], degrade), base, 1)
+        five = gate(runs_for(range(500, 505), degrade), base, 5)
+        fails[1] += one.exit_code == 1
+        fails[5] += five.exit_code == 1
+        if one.exit_code == 1:
+            assert five.exit_code == 1, (draw, one.line, five.line)
+    assert fails[5] >= fails[1] and fails[5] == 30
+
+
+def test_the_mean_test_bar_rises_with_trials():
+    base = reference_from(runs_for(range(100), lambda rid, s, n: n == "refund_outcome" and s % 50 == 7), range(100))
+    bars = [gate(runs_for(range(500, 500 + t)), base, t).scorers["refund_outcome"].gate_bar for t in (1, 5, 20)]
+    assert bars[0] < bars[1] < bars[2] < 0.99
+
+
+def test_a_reference_from_another_dataset_or_a_changed_row_is_exit_2(tmp_path):
+    with pytest.raises(ConfigError, match="from another dataset"):
+        check_rows(QUIET_20, [row("other")], "ref.json")
+    changed = [row("mass_email", message="Email everyone.")]
+    with pytest.raises(ConfigError, match="row 'mass_email' changed since the accepted run"):
+        check_rows(QUIET_20, changed, "ref.json")
+    path = tmp_path / "ref.json"
+    path.write_text(dump_reference(QUIET_20))
+    assert load_reference(path) == QUIET_20
+
+
+def bars_file(tmp_path, drop=None, extra=None, value=None):
+    text = "".join(f"[scorers.{n}]\nbar = {value if value is not None else 0.9}\n\n" for n in REGISTRY if n != drop)
+    if extra:
+        text += f"[scorers.{extra}]\nbar = 0.9\n"
+    path = tmp_path / "bars.toml"
+    path.write_text(text)
+    return path
+
+
+def test_the_registry_refuses_a_missing_bar_an_unknown_bar_and_a_bar_outside_0_1(tmp_path):
+    assert set(registry(load_thresholds(bars_file(tmp_path)))) == set(REGISTRY)
+    with pytest.raises(ConfigError, match="no bar for scorer 'tool_use'"):
+        registry(load_thresholds(bars_file(tmp_path, drop="tool_use")))
+    with pytest.raises(ConfigError, match=r"bars.toml:\d+: bar for unknown scorer 'speling'"):
+        registry(load_thresholds(bars_file(tmp_path, extra="speling")))
+    for bad in (0.0, 1.5):
+        with pytest.raises(ConfigError, match="outside"):
+            registry(load_thresholds(bars_file(tmp_path, value=bad)))
+
+
+def no_agent(monkeypatch):
+    from evals import runner
+
+    async def must_not_run(*a, **k):
+        raise AssertionError("an agent ran")
+    monkeypatch.setattr(runner, "run_plan", must_not_run)
+
+
+def test_the_gate_with_a_bar_missing_exits_2_before_any_agent_runs(tmp_path, monkeypatch, capsys):
+    no_agent(monkeypatch)
+    code = regression.main(["--thresholds", str(bars_file(tmp_path, drop="escalation")), "--no-upload",
+                            "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "no bar for scorer 'escalation'" in err and err.count("\n") == 1
+
+
+def snapshot(tmp_path):
+    bars, ref = tmp_path / "bars.toml", tmp_path / "reference.json"
+    bars.write_text("# the committed bars\n")
+    ref.write_text("{}\n")
+    return bars, ref, ["--thresholds", str(bars), "--reference", str(ref)]
+
+
+def test_calibrate_with_fewer_than_3_trials_exits_2_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    no_agent(monkeypatch)
+    bars, ref, args = snapshot(tmp_path)
+    for trials in ("0", "2"):
+        assert calibrate.main(["--trials", trials, "--write", *args]) == 2
+    assert "at least 3 trials" in capsys.readouterr().err
+    assert bars.read_text() == "# the committed bars\n" and ref.read_text() == "{}\n"
+
+
+def test_calibrate_on_crashed_runs_exits_2_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from evals import gate
+
+    bars, ref, args = snapshot(tmp_path)
+
+    def crashed(agents, loaded, rows, seeds, settings, evaluators, argv, path=None):
+        runs = [run(a.version, r.id, s, {n: False for n in REGISTRY}) for a in agents for r in rows[:3] for s in seeds]
+        for r in runs:
+            r.turn.error = "RuntimeError: injected fault: the agent raised"
+        rec = record(agents[0].version, runs, [r.model_dump(mode="json") for r in rows[:3]], trials=len(seeds),
+                     baseline=agents[1].version if len(agents) > 1 else None)
+        return rec, True
+    monkeypatch.setattr(calibrate, "run_seeds", crashed)
+    monkeypatch.setattr(gate, "run_seeds", crashed)
+    assert calibrate.main(["--trials", "3", "--write", *args]) == 2
+    err = capsys.readouterr().err
+    assert "errored" in err and "injected fault" in err
+    assert bars.read_text() == "# the committed bars\n" and ref.read_text() == "{}\n"
+
+
+def test_seed_lists():
+    assert parse_seeds("20-23") == [20, 21, 22, 23] and parse_seeds("7") == [7]
+    assert parse_seeds("1,3,5,10-11") == [1, 3, 5, 10, 11] and format_seeds([1, 3, 5, 10, 11]) == "1,3,5,10-11"
+    for bad in ("a", "5-2", "-3"):
+        with pytest.raises(ConfigError):
+            parse_seeds(bad)
+
+
+def test_the_committed_reference_matches_the_dataset_and_the_bars():
+    rows = [json.loads(line) for line in open("datasets/northwind.jsonl") if line.strip()]
+    ref = load_reference()
+    assert len(ref.seeds) >= 20
+    from evals.dataset import load_rows
+
+    check_rows(ref, [r.model_dump(mode="json", exclude_unset=True) for r in load_rows("datasets/northwind.jsonl")])
+    assert {r["id"] for r in rows} <= set(ref.rows)
+    assert set(registry(load_thresholds())) == set(REGISTRY)
