@@ -221,3 +221,23 @@ def test_clause_spans_split_on_requests_not_on_lists():
     text = "Refund orders A-1001, A-1003 and A-1002 in full."
     assert len(clauses.spans(text)) == 1
     assert len(clauses.spans("Cancel A-1004 and what's the status of A-1002?")) == 2
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Refund 30 EUR on A-1001 and 50 SGD on A-1008", {"A-1001": 30.0, "A-1008": 50.0}),
+    ("A-1001: refund 20 EUR. A-1008: refund 30 SGD.", {"A-1001": 20.0, "A-1008": 30.0}),
+    ("For A-1001 refund 10 EUR, for A-1008 refund 15 SGD", {"A-1001": 10.0, "A-1008": 15.0}),
+    ("refund 40 euros on A-1001 and the full amount on A-1008", {"A-1001": 40.0, "A-1008": None}),
+])
+def test_each_amount_goes_to_its_own_order(text, want):
+    from app.refund_agent.offline.request import build_request
+    req = build_request([text])
+    got = {oid: (a.value if (a := req.amount_for(oid)) else None) for oid in req.orders}
+    assert got == want
+    if want.get("A-1008") is None:
+        assert req.full_for("A-1008") and not req.full_for("A-1001")
+
+
+def test_plus_joins_two_requests():
+    turn = understand("refund A-1001 + cancel A-1004")
+    assert turn.targets["refund"] == ["A-1001"] and turn.targets["cancel"] == ["A-1004"]

@@ -17,7 +17,7 @@ from .lexicon import gloss
 _BOUNDARY = re.compile(r"(?<=[.?!;])\s+|\n+|\s+[-–—]+\s+|\.\.\.+\s*")
 # A conjunction starts a new clause when what follows it is a request or a question of its own.
 _CONJ = re.compile(r",\s+(?:(?:and|but|also|then|so|plus|und|aber|et|mais|y|pero)\s+)?"
-                   r"|\s+(?:and|but|also|plus|und|aber|et|mais|y|pero)\s+", re.I)
+                   r"|\s+(?:and|but|also|plus|und|aber|et|mais|y|pero|\+|&)\s+", re.I)
 CLAUSE_START = re.compile(
     r"^(?:(?:please|pls|plz|kindly|also|then|just|so|now|and|but|oh|ok(?:ay)?)\s+)*"
     r"(?:refund|cancel|change|update|ship|send|e-?mail|apply|open|create|escalate|give|process|issue|check|"

@@ -117,7 +117,8 @@ class Request:
             if order_id not in turn.ents.orders or len(turn.ents.orders) == 1:
                 return amounts[0]
             spans = _order_spans(turn.numtext)
-            mine = [a for a in amounts if _nearest(spans, a.start, a.start + 1) == order_id]
+            mine = [a for a in amounts if (_bound(turn.numtext, a) or _same_clause(turn.numtext, a)
+                                           or _nearest(spans, a.start, a.start + 1)) == order_id]
             return mine[0] if mine else None
         return None
 
@@ -142,6 +143,26 @@ def _nearest(spans: dict[str, list[tuple[int, int]]], start: int, end: int) -> s
         return start - e if e <= start else (s - end if s >= end else 0)
     best = min(((gap(sp), oid) for oid, sps in spans.items() for sp in sps), default=None)
     return best[1] if best else None
+
+
+_BOUND = re.compile(r"[^\d.?!;,]{0,25}?\b(?:on|of|for|from|to|off)\s+(?:the\s+)?(?:order\s+)?#?\s*")
+
+
+def _bound(text: str, amount: Amount) -> str | None:
+    """The order an amount is said to be on ("50 SGD on A-1008", "20 EUR of order 1001")."""
+    end = amount.start + len(re.match(r"[\d.,]+", text[amount.start:]).group(0)) if \
+        re.match(r"[\d.,]+", text[amount.start:]) else amount.start
+    m = _BOUND.match(text, end)
+    o = ORDER_RE.match(text, m.end()) if m else None
+    return ("A-" + next(g for g in o.groups() if g)) if o else None
+
+
+def _same_clause(text: str, amount: Amount) -> str | None:
+    """The one order named in the sentence an amount is in ("A-1008: refund 30 SGD.")."""
+    start = max((m.end() for m in re.finditer(r"[.?!;\n]\s", text[:amount.start])), default=0)
+    end = next((amount.start + m.start() for m in re.finditer(r"[.?!;\n](?:\s|$)", text[amount.start:])), len(text))
+    ids = {"A-" + next(g for g in m.groups() if g) for m in ORDER_RE.finditer(text[start:end])}
+    return ids.pop() if len(ids) == 1 else None
 
 
 def _full_in(turn: Turn, order_id: str) -> bool:
