@@ -41,7 +41,9 @@ async def connection(hardened: bool, transport: str = "memory") -> Connection:
     per_loop = _connections.setdefault(loop, {})
     key = (hardened, transport)
     if key not in per_loop:
-        per_loop[key] = asyncio.ensure_future(Connection(_client(hardened, transport)).open())
+        conn = (Connection(server=target_for(transport, hardened)) if transport == "memory"
+                else Connection(_client(hardened, transport)))
+        per_loop[key] = asyncio.ensure_future(conn.open())
     try:
         return await asyncio.shield(per_loop[key])
     except BaseException:

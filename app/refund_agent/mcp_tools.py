@@ -17,11 +17,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fastmcp import Client
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
+
+if TYPE_CHECKING:
+    from fastmcp import Client, FastMCP
 
 CONVERSATION_META = "northwind/conversation"
 
@@ -45,26 +47,33 @@ def _error_text(exc: BaseException) -> str:
 class Connection:
     """One MCP client connection and the LangChain tools that call through it."""
 
-    def __init__(self, client: Client):
+    def __init__(self, client: Client | None = None, *, server: FastMCP | None = None):
         self.client = client
         self.tools: list[BaseTool] = []
         self.write_tools: frozenset[str] = frozenset()
         self.graphs: dict = {}  # compiled agent graphs over these tools, see agent.build_graph
         # The server object when it lives in this process (the in-memory transport): tool calls
-        # and the write log then skip the protocol; the tool list still comes over MCP.
-        self.local_server = getattr(client.transport, "server", None)
+        # and the write log then skip the protocol.
+        self.local_server = server if server is not None else getattr(client.transport, "server", None)
 
     async def open(self) -> Connection:
         from app.northwind import write_tool_names
 
-        await self.client.__aenter__()
-        listed = await self.client.list_tools()
+        if self.client is None:
+            # Given the server itself, no MCP client at all (fastmcp's client stack, auth
+            # included, costs ~0.2 s to import): its own listing runs the same middleware
+            # and gives the same tool definitions as tools/list.
+            listed = [tool.to_mcp_tool() for tool in await self.local_server.list_tools()]
+        else:
+            await self.client.__aenter__()
+            listed = await self.client.list_tools()
         self.tools = [self._wrap(tool) for tool in listed]
         self.write_tools = write_tool_names(listed)
         return self
 
     async def close(self) -> None:
-        await self.client.__aexit__(None, None, None)
+        if self.client is not None:
+            await self.client.__aexit__(None, None, None)
 
     def _wrap(self, tool) -> BaseTool:
         name = tool.name
