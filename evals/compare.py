@@ -21,196 +21,18 @@ if __name__ == "__main__":
 import argparse
 
 from rich.markup import escape
-from rich.table import Table
 
+from evals.comparison import (  # noqa: F401  (compare, regressions, ... re-exported for callers of this module)
+    _label,
+    align,
+    combined_record,
+    compare,
+    print_comparison,
+    regressions,
+)
 from evals.console import console
-from evals.errors import ConfigError
-from evals.record import Record, RunResult, load_record, save_record
-from evals.stats import mcnemar_exact, newcombe_paired_interval
-from evals.summary import scorer_names, summarise
+from evals.record import load_record, save_record
 from evals.verdict import decide, stored
-
-ALPHA = 0.05
-MAX_FLIPS_SHOWN = 12
-METHOD = {"difference": "candidate - baseline over pairs where both verdicts apply; "
-                        "95% Newcombe square-and-add interval for paired proportions",
-          "test": "exact two-sided McNemar (binomial on the discordant pairs)",
-          "rule": f"worse: p < {ALPHA} and difference < 0; better: p < {ALPHA} and difference > 0"}
-
-
-def _by_key(runs: list[RunResult]) -> dict[tuple[str, int], RunResult]:
-    # A resumed run may hold a (row, trial) twice; the later one is the one that counts.
-    return {r.key: r for r in runs}
-
-
-def _verdict(run: RunResult, name: str) -> bool | None:
-    v = run.verdicts.get(name)
-    return None if v is None else v.passed
-
-
-def _explanation(run: RunResult, name: str) -> str:
-    v = run.verdicts.get(name)
-    return "" if v is None else v.explanation
-
-
-def compare(baseline_runs: list[RunResult], candidate_runs: list[RunResult], scorer_names: list[str], *,
-            baseline: str, candidate: str) -> dict:
-    """The comparison section of a results record. Pure: the same runs give the same dict."""
-    base, cand = _by_key(baseline_runs), _by_key(candidate_runs)
-    keys = sorted(base.keys() & cand.keys())
-    scorers: dict[str, dict] = {}
-    regressed: list[dict] = []
-    fixed: list[dict] = []
-    for name in scorer_names:
-        # a (pass on both), b (pass -> fail), c (fail -> pass), d (fail on both)
-        a = b = c = d = skipped = 0
-        for key in keys:
-            was, now = _verdict(base[key], name), _verdict(cand[key], name)
-            if was is None or now is None:  # n/a (or missing) on either side: not a comparable pair
-                skipped += 1
-                continue
-            if was and now:
-                a += 1
-            elif was:
-                b += 1
-                regressed.append(_flip(key, name, base[key], cand[key]))
-            elif now:
-                c += 1
-                fixed.append(_flip(key, name, base[key], cand[key]))
-            else:
-                d += 1
-        n = a + b + c + d
-        diff, low, high = newcombe_paired_interval(a, b, c, d)
-        p = mcnemar_exact(b, c)
-        significant = n > 0 and p < ALPHA
-        scorers[name] = {
-            "n": n, "baseline_mean": (a + b) / n if n else None, "candidate_mean": (a + c) / n if n else None,
-            "diff": diff if n else None, "low": low, "high": high,
-            "both_pass": a, "b": b, "c": c, "both_fail": d, "p_value": p, "skipped_pairs": skipped,
-            "worse": significant and diff < 0, "better": significant and diff > 0}
-    only_base = sorted(base.keys() - cand.keys())
-    only_cand = sorted(cand.keys() - base.keys())
-    return {
-        "baseline": baseline, "candidate": candidate, "alpha": ALPHA, "method": METHOD,
-        "pairs": len(keys),
-        "unmatched": {"baseline_only": len(only_base), "candidate_only": len(only_cand),
-                      "examples": [f"{baseline} {r}#{t}" for r, t in only_base[:5]]
-                                  + [f"{candidate} {r}#{t}" for r, t in only_cand[:5]]},
-        "scorers": scorers,
-        "worse": [n for n, s in scorers.items() if s["worse"]],
-        "better": [n for n, s in scorers.items() if s["better"]],
-        "flips": {"regressed": regressed, "fixed": fixed},
-    }
-
-
-def _flip(key: tuple[str, int], name: str, was: RunResult, now: RunResult) -> dict:
-    return {"row_id": key[0], "trial": key[1], "scorer": name,
-            "baseline_explanation": _explanation(was, name), "candidate_explanation": _explanation(now, name)}
-
-
-def _num(v, fmt: str = ".3f") -> str:
-    return "-" if v is None else format(v, fmt)
-
-
-def _p(p: float) -> str:
-    return "<0.001" if p < 0.001 else f"{p:.3f}".rstrip("0").rstrip(".")
-
-
-def describe_scorer(name: str, s: dict, baseline: str) -> str:
-    return (f"{name}: significantly {'worse' if s['worse'] else 'better'} than {baseline} "
-            f"({_num(s['baseline_mean'])} -> {_num(s['candidate_mean'])}, difference {s['diff']:+.3f} "
-            f"[{s['low']:+.3f}, {s['high']:+.3f}], McNemar p={s['p_value']:.3g}: "
-            f"{s['b']} pass->fail vs {s['c']} fail->pass over {s['n']} pairs)")
-
-
-def regressions(comparison: dict) -> list[str]:
-    """One line per scorer that is significantly worse than the baseline, naming the rule."""
-    base = comparison["baseline"]
-    return [f"regression rule: {describe_scorer(n, s, base)}"
-            for n, s in comparison["scorers"].items() if s["worse"]]
-
-
-def print_comparison(comparison: dict, *, max_flips: int = MAX_FLIPS_SHOWN) -> None:
-    base, cand = comparison["baseline"], comparison["candidate"]
-    um = comparison["unmatched"]
-    t = Table(title=f"{escape(cand)} vs baseline {escape(base)}: {comparison['pairs']} matched (row, trial) pairs"
-                    + (f", unmatched {um['baseline_only']} baseline / {um['candidate_only']} candidate"
-                       if um["baseline_only"] or um["candidate_only"] else ""),
-              box=None, padding=(0, 1, 0, 0), pad_edge=False, header_style="bold")
-    # narrow enough for an 80-column CI log; the scorer name is never cut
-    t.add_column("scorer", no_wrap=True)
-    for col in (escape(base), escape(cand), "diff", "95% CI", "p→f", "f→p", "p", "n", ""):
-        t.add_column(col, justify="right", overflow="fold")
-    for name, s in comparison["scorers"].items():
-        mark = "[red]worse[/]" if s["worse"] else "[green]better[/]" if s["better"] else "n.s." if s["n"] else "n/a"
-        t.add_row(name, _num(s["baseline_mean"]), _num(s["candidate_mean"]),
-                  "-" if s["diff"] is None else f"{s['diff']:+.3f}",
-                  f"{s['low']:+.2f},{s['high']:+.2f}" if s["n"] else "-",
-                  str(s["b"]), str(s["c"]), _p(s["p_value"]), str(s["n"]), mark)
-    console.print(t)
-    console.print("p: exact McNemar; p→f / f→p: pairs that passed on the baseline and fail on the candidate, "
-                  "and the reverse; 95% CI: Newcombe, paired", style="dim")
-    for kind, title in (("regressed", f"passed on {base}, fail on {cand}"), ("fixed", f"failed on {base}, pass on {cand}")):
-        flips = comparison["flips"][kind]
-        if not flips:
-            console.print(f"[bold]{kind}[/] (0): none")
-            continue
-        console.print(f"[bold]{kind}[/] ({len(flips)}): {escape(title)}")
-        for f in flips[:max_flips]:
-            console.print(f"  {f['row_id']}#{f['trial']} {f['scorer']}", markup=False)
-            console.print(f"      {base}: {f['baseline_explanation']}", markup=False)
-            console.print(f"      {cand}: {f['candidate_explanation']}", markup=False)
-        if len(flips) > max_flips:
-            console.print(f"  ... {len(flips) - max_flips} more (see the comparison section of the results JSON)")
-
-
-# -- the command ----------------------------------------------------------------------
-
-def _label(record, other, suffix: str) -> str:
-    """Version names as labels; the same version on both sides gets the file named."""
-    v = record.meta.version
-    return v if v != other.meta.version else f"{v} ({suffix})"
-
-
-def align(a, b, allow_different_rows: bool) -> tuple[list[dict], str | None]:
-    """The rows both records ran, or ConfigError when they are different datasets.
-    With allow_different_rows: the rows with the same id and the same content, and a note."""
-    rows_a, rows_b = a.row_by_id(), b.row_by_id()
-    same_rows = rows_a.keys() == rows_b.keys()
-    same_data = a.meta.dataset_sha256 == b.meta.dataset_sha256
-    if same_rows and same_data:
-        return [rows_b[i] for i in rows_b], None
-    if not allow_different_rows:
-        if not same_data:
-            why = f"dataset_sha256 {a.meta.dataset_sha256[:12]} != {b.meta.dataset_sha256[:12]}"
-        else:
-            why = f"row ids differ ({len(rows_a.keys() - rows_b.keys())} only in A, {len(rows_b.keys() - rows_a.keys())} only in B)"
-        raise ConfigError(f"compare: the two runs are over different datasets ({why}); "
-                          "pass --allow-different-rows to compare the rows they share")
-    common = [i for i in rows_b if i in rows_a and rows_a[i] == rows_b[i]]
-    changed = sum(1 for i in rows_b if i in rows_a and rows_a[i] != rows_b[i])
-    note = (f"comparing {len(common)} common rows; dropped {len(rows_a.keys() - rows_b.keys())} only in A, "
-            f"{len(rows_b.keys() - rows_a.keys())} only in B, {changed} whose content differs")
-    if not common:
-        raise ConfigError("compare: the two runs share no row (same id and same content)")
-    return [rows_b[i] for i in common], note
-
-
-def combined_record(a, b, rows: list[dict], base_label: str, cand_label: str):
-    """One record holding both sides (relabelled), so the report reads it like a --baseline run."""
-    keep = {r["id"] for r in rows}
-    base_runs = [r.model_copy(update={"version": base_label}) for r in a.runs_for(a.meta.version) if r.row_id in keep]
-    cand_runs = [r.model_copy(update={"version": cand_label}) for r in b.runs_for(b.meta.version) if r.row_id in keep]
-    meta = b.meta.model_copy(update={"version": cand_label, "baseline": base_label,
-                                     "compared_files": None})
-    record = Record(meta=meta, rows=rows, runs=cand_runs + base_runs)
-    bars = b.meta.thresholds if isinstance(b.meta.thresholds, dict) else {}
-    by_id = record.row_by_id()
-    record.summary = {cand_label: summarise(cand_runs, by_id, bars, b.meta.trials),
-                      base_label: summarise(base_runs, by_id, bars, a.meta.trials)}
-    names = scorer_names(cand_runs) + [n for n in scorer_names(base_runs) if n not in scorer_names(cand_runs)]
-    record.comparison = compare(base_runs, cand_runs, names, baseline=base_label, candidate=cand_label)
-    return record
 
 
 def parser() -> argparse.ArgumentParser:
@@ -253,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.out:
         console.print(f"results: {save_record(record, cli.claim_file(a.out, '--out', force=a.force))}")
     if a.report:
-        from evals.report import write_report
+        from evals.html_report import write_report
 
         console.print(f"report: {write_report(record, a.report)}")
     colour = "green" if not worse else "red" if code else "yellow"

@@ -173,7 +173,7 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
         regressed.sort(key=lambda x: x.p_value)
         reasons += [f"row regressed: {x.line}" for x in regressed]
     if comparison is not None and fail_on_regression:
-        from evals.compare import regressions
+        from evals.comparison import regressions
 
         reasons += regressions(comparison)
     scope = []
@@ -189,7 +189,7 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
     if reasons:
         code, line = EXIT_FAIL, "FAIL: " + "; ".join(reasons)
     elif comparison is not None and registry is None and not fail_on_regression:
-        from evals.compare import regressions
+        from evals.comparison import regressions
 
         worse = regressions(comparison)
         code = EXIT_PASS
@@ -240,7 +240,7 @@ def finish(record, path, registry: dict, reference: Reference | None, completed:
     """Summarise a finished (or interrupted) gate run, decide, print, store; the exit code."""
     import time
 
-    from evals.compare import compare, print_comparison
+    from evals.comparison import compare, print_comparison
     from evals.console import append_step_summary, console, markdown, print_summary
     from evals.gate import summarise_record
     from evals.record import save_record
@@ -279,7 +279,7 @@ def finish(record, path, registry: dict, reference: Reference | None, completed:
     colour = "green" if verdict.exit_code == 0 else "red"
     console.print(f"[bold {colour}]{escape(verdict.line)}[/]")
     if report:
-        from evals.report import write_report
+        from evals.html_report import write_report
 
         console.print(f"report: {write_report(record, report)}")
     console.print(f"results: {path}   elapsed: {record.meta.elapsed_s:.2f} s")
