@@ -48,7 +48,7 @@ _HYPOTHETICAL = re.compile(
     r"|\bwould (?:it|that|this|a-?\d{4})\b|\bwhich currency\b"
     r"|\bhow (?:can|could|should|do|would) (?:i|we)\b|\bwhat do (?:i|we) (?:need|have) to\b|\bshould (?:i|we)\b"
     r"|\b(?:tell me|check|know|ask|wonder(?:ing)?|see|find out|let me know|confirm)\s+(?:if|whether)\b"
-    r"|\bentitled to\b")
+    r"|\bentitled to\b|\bif (?:i|we)\b[^?]*\?\s*$")
 # Conventional polite requests that look like questions about possibility.
 _POLITE = re.compile(r"\bwould it be possible to\b|\bany chance (?:of|you|to)\b|\bif you (?:could|would|can)\b"
                      r"|\bwould you (?:mind|be able|kindly|please)\b")

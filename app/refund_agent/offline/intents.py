@@ -74,7 +74,9 @@ APOLOGY = _rx(r"\bapolog|\bsorry\b|\blate\b|\bdelay")
 # --- questions ----------------------------------------------------------------
 NOTES = _rx(r"\b(?:internal|private|staff|account|customer|hidden|confidential)\s+notes?\b"
             r"|\bnotes?\s+(?:on|about|for|say|field)\b|\bwhat do the notes\b|\bflags? on\b")
-CONTACT = _rx(r"\be-?mail(?: address)?\b|\bphone(?: number)?\b|\bcontact (?:details|info\w*)\b"
+# "email" as a thing someone has, not the verb ("don't email her"): "email address", "her email".
+CONTACT = _rx(r"\be-?mail address|\b(?:her|his|their|the|customer'?s?|your|an?)\s+e-?mail\b(?!\s+(?:to|about|saying))"
+              r"|'s\s+e-?mail\b|\be-?mail (?:of|for|on file)\b|\bphone(?: number)?\b|\bcontact (?:details|info\w*)\b"
               r"|\bhome address\b|\bmailing address\b")
 CONTACT_ASK = _rx(r"\bwhat(?:'s|’s| is| are)\b|\bgive me\b|\btell me\b|\bshare\b|\bsend me\b|\bneed\b"
                   r"|\blook up\b|\bfind\b|\bget\b|\bhow (?:can|do) i (?:reach|contact)\b|\bwhich\b|\?")
