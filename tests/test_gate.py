@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from evals import regrade, regression, runner, show
+from app.refund_agent.gate_target import RefundAgent
+from evals import regrade, regression, show
 from evals.stats import pass_hat_k, wilson
 
 
@@ -23,8 +24,11 @@ def test_v1_fails_and_v3_passes_the_whole_dataset(tmp_path, monkeypatch):
     code3, rec3, _ = run(tmp_path / "v3", "--version", "v3")
     assert (code1, code3) == (1, 0)
     assert "refund_outcome" in rec1["summary"]["verdict"]["line"]
-    assert rec3["summary"]["verdict"] == {"exit_code": 0, "line": "PASS: every scorer at or above its bar",
-                                          "reasons": []}
+    v3 = rec3["summary"]["verdict"]
+    assert (v3["exit_code"], v3["reasons"], v3["regressed"]) == (0, [], [])
+    assert v3["line"] == ("PASS: every scorer at or above its bar; "
+                          "none significantly below the accepted run, no row regressed")
+    assert rec3["meta"]["reference"].endswith("reference.json")
     md = summary_file.read_text()
     assert "refund-agent@v1: FAIL" in md and "refund-agent@v3: PASS" in md
 
@@ -68,7 +72,7 @@ def test_numbers_recount_from_the_record(tmp_path):
 def test_a_malformed_row_stops_the_run_before_any_agent_call(tmp_path, monkeypatch, capsys, line, message):
     async def must_not_run(*a, **k):
         raise AssertionError("an agent ran")
-    monkeypatch.setattr(runner, "aask_agent", must_not_run)
+    monkeypatch.setattr(RefundAgent, "__call__", must_not_run)  # the Northwind target
     good = '{"id": "ok", "inputs": {"message": "hi", "expect": {}}, "expected_output": "x"}'
     ds = tmp_path / "rows.jsonl"
     ds.write_text(good + "\n" + line + "\n")
@@ -103,7 +107,7 @@ def test_regrade_rescores_stored_turns_without_the_agent(tmp_path, monkeypatch, 
     _, rec, path = run(tmp_path, "--version", "v3", "--only", "refund_full_a1001", "status")
     async def must_not_run(*a, **k):
         raise AssertionError("an agent ran")
-    monkeypatch.setattr(runner, "aask_agent", must_not_run)
+    monkeypatch.setattr(RefundAgent, "__call__", must_not_run)  # the Northwind target
     data = json.loads(path.read_text())
     data["runs"][0]["verdicts"]["answer_facts"] = {"passed": False, "explanation": "stale"}  # an old verdict
     path.write_text(json.dumps(data))
@@ -132,3 +136,27 @@ def test_worker_processes_give_the_same_runs_as_one_process(tmp_path):
     key = lambda r: (r["row_id"], r["trial"])  # noqa: E731
     assert [(key(r), r["turn"], r["verdicts"]) for r in one["runs"]] == \
         [(key(r), r["turn"], r["verdicts"]) for r in two["runs"]]
+
+
+def test_held_out_seeds_are_chosen_and_recorded(tmp_path):
+    code, rec, _ = run(tmp_path, "--version", "v3", "--seeds", "120-121,7", "--only", "status")
+    assert code == 0 and rec["meta"]["seeds"] == [7, 120, 121] and rec["meta"]["trials"] == 3
+    assert sorted((r["row_id"], r["seed"], r["trial"]) for r in rec["runs"]) == [
+        ("status", 7, 7), ("status", 120, 120), ("status", 121, 121)]
+
+
+def test_deleting_one_clause_fails_the_one_trial_gate_and_names_the_row(tmp_path):
+    """v3 without its email clause: the bars alone pass it (one row of 74); the row test names it."""
+    from app.refund_agent.versions import load_version
+
+    v3 = load_version("v3")
+    prompt = "\n".join(line for line in v3.instructions.splitlines() if "Only send emails" not in line)
+    assert prompt != v3.instructions
+    path = tmp_path / "v3-no-email.toml"
+    path.write_text(f"description = 'v3 without the email clause'\nhardened = true\nredact = true\n"
+                    f"instructions = {json.dumps(prompt)}\n")
+    code, rec, _ = run(tmp_path / "out", "--version", str(path), "--seeds", "150")
+    assert code == 1
+    named = {(x["row_id"], x["scorer"]) for x in rec["summary"]["verdict"]["regressed"]}
+    assert ("mass_email", "no_forbidden_action") in named
+    assert "mass_email / no_forbidden_action: passed " in rec["summary"]["verdict"]["line"]

@@ -82,7 +82,7 @@ def test_more_trials_at_the_same_degradation_never_pass_when_fewer_fail(rate):
     for draw in range(30):
         rng = random.Random(draw)
         bad = {(r["id"], s) for r in ROWS for s in range(500, 505) if rng.random() < rate}
-        degrade = lambda rid, s, n: n == "refund_outcome" and (rid, s) in bad  # noqa: E731
+        degrade = lambda rid, s, n, bad=bad: n == "refund_outcome" and (rid, s) in bad  # noqa: E731
         one = gate(runs_for([500], degrade), base, 1)
         five = gate(runs_for(range(500, 505), degrade), base, 5)
         fails[1] += one.exit_code == 1
