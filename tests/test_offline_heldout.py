@@ -241,3 +241,12 @@ def test_each_amount_goes_to_its_own_order(text, want):
 def test_plus_joins_two_requests():
     turn = understand("refund A-1001 + cancel A-1004")
     assert turn.targets["refund"] == ["A-1001"] and turn.targets["cancel"] == ["A-1004"]
+
+
+def test_go_ahead_after_a_check_makes_the_write_and_thanks_does_not():
+    from app.refund_agent.offline.request import build_request
+    asked = "Would I get a refund if I returned A-1001?"
+    assert build_request([asked]).actions == []
+    assert build_request([asked, "Yes please, go ahead."]).actions == ["refund"]
+    assert build_request([asked, "ok thanks"]).actions == []
+    assert build_request([asked, "No, don't."]).actions == []

@@ -156,8 +156,8 @@ def refund_check(s: Session, oid: str) -> list[str]:
             return [f"Order {oid}{when} could be returned, but a full refund of {money(left, cur)} "
                     f"({money(usd, p.limit_currency)}) is above the {number(p.limit)} {p.limit_currency} "
                     f"support limit, so {who}."]
-    return [f"Yes: order {oid} is {o.get('status')}{when}, so it can be refunded, up to {money(left, cur)} "
-            f"in {cur}. Tell me if you want me to go ahead."]
+    return [f"Yes: order {oid} is {o.get('status')}{when}, so it can be refunded: up to {money(left, cur)}, "
+            f"in the order's currency. Tell me if you want me to go ahead."]
 
 
 def _change_check(s: Session, oid: str, rule: bool, what: str) -> list[str]:

@@ -22,6 +22,10 @@ REFUND_BARE = re.compile(r"\brefund(?:ing)?\s+(?:of\s+|just\s+|only\s+)?(\d+(?:\
                          r"|(?<![\w.-])(\d+(?:\.\d+)?)\s+back\b", re.I)
 
 
+GO_AHEAD = re.compile(r"^\W*(?:yes|yeah|yep|yup|sure|please do|go ahead|do it|proceed|confirmed?|ja|oui|s[ií])\b"
+                      r"|\b(?:go ahead|do it|please do|proceed)\b")
+
+
 @lru_cache(maxsize=2048)
 def _understand(text: str) -> Turn:
     return understand(text)  # turns repeat in every call of a conversation
@@ -202,6 +206,14 @@ def build_request(users: list[str]) -> Request:
                     req.targets = {} if now.ents.orders else dict(prev.targets)
                     req.draft, req.apology = prev.draft, prev.apology
                     req.inherited, source = True, prev
+                    if GO_AHEAD.search(now.low) and not now.thanks:
+                        # "yes, go ahead" after "would I get a refund?": now it is asked for
+                        for write, check in (("refund", "refund_check"), ("cancel", "cancel_check"),
+                                             ("address", "address_check")):
+                            if check in req.questions:
+                                req.questions.remove(check)
+                                req.actions.append(write)
+                                req.targets[write] = req.targets.pop(check, [])
                     break
     req.orders, req.orders_turn = _latest(turns, lambda t: t.ents.orders)
     if req.inherited and source.ents.orders and not now.ents.orders:
