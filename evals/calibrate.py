@@ -8,9 +8,10 @@ counts as the reference (evals/thresholds.toml + evals/reference.json).
 A bar asks "no worse than what we accepted, allowing for sampling noise"; it never asks
 for certainty the data can't give. For each scorer, with p the observed rate over n
 verdicts from `trials` trials:
-  - the noise allowance is the larger of two: the Wilson 95% lower bound of p, and the
-    one-sided 95% low end a one-trial gate would see (p - 1.645 * sqrt(p(1-p) / (n/trials)));
-    a one-trial gate has far fewer verdicts than the calibration run, so it is noisier;
+  - the noise allowance is the larger of two: the Wilson 95% lower bound of p, and the low
+    end a one-trial gate of the accepted version still reaches (exact binomial over the
+    n/trials verdicts of one trial, at 0.01 split over the scorers), because a one-trial gate
+    has far fewer verdicts than the calibration run and is noisier;
   - minus a margin (code scorers 0.02, the judge 0.05: it is noisier), rounded down to 0.01;
   - a scorer the accepted version never failed keeps a bar of 1.00: zero tolerance, as for
     PII leaks, because any failure there is new behaviour, not noise.
@@ -62,11 +63,24 @@ from evals.verdict import ALPHA_ROWS, ROW_P_CAP
 
 MARGIN = {"code": 0.02, "judge": 0.05}
 MIN_TRIALS = 3
+ALPHA_BARS = 0.01  # chance an unchanged version falls below some bar in a one-trial gate
 DEFAULT_TRIALS = 100  # enough accepted runs that "never failed" means it (see the module doc)
+
+
+def one_trial_allowance(p: float, n1: int, alpha: float) -> int:
+    """Most failures among n1 one-trial verdicts that a rate p still gives with chance > alpha
+    (exact binomial upper tail: the normal approximation is too thin in the tail of rare failures)."""
+    q, tail = 1 - p, 1.0
+    for k in range(n1 + 1):
+        tail -= math.comb(n1, k) * q ** k * p ** (n1 - k)  # now P(failures > k)
+        if tail <= alpha:
+            return k
+    return n1
 
 
 def propose(summary: dict, trials: int) -> dict[str, Bar]:
     bars = {}
+    alpha = ALPHA_BARS / max(1, len(summary["scorers"]))
     for name, s in summary["scorers"].items():
         if s["n"] == 0:
             continue
@@ -76,11 +90,13 @@ def propose(summary: dict, trials: int) -> dict[str, Bar]:
             bars[name] = Bar(bar=1.0, why=f"never failed in {n} runs: zero tolerance", **stats)
             continue
         margin = MARGIN["judge" if name in JUDGE_SCORERS else "code"]
-        one_trial = p - 1.645 * math.sqrt(p * (1 - p) / max(1, n // max(1, trials)))
+        n1 = max(1, n // max(1, trials))  # verdicts a one-trial gate has
+        allowed = one_trial_allowance(p, n1, alpha)
+        one_trial = 1 - allowed / n1
         floor = min(s["low"], one_trial)
         bar = max(0.0, math.floor((floor - margin) * 100 + 1e-9) / 100)
-        bars[name] = Bar(bar=bar, why=f"min(Wilson low {s['low']:.3f}, one-trial low {one_trial:.3f}) "
-                                      f"- margin {margin:.2f}", **stats)
+        bars[name] = Bar(bar=bar, why=f"min(Wilson low {s['low']:.3f}, one-trial low {one_trial:.3f}: "
+                                      f"{allowed} of {n1} failing, p <= {alpha:.4f}) - margin {margin:.2f}", **stats)
     return bars
 
 
@@ -190,7 +206,7 @@ def main(argv=None) -> int:
                   "seeds": format_seeds(m.seeds), "date": date.today().isoformat(),
                   "dataset": m.dataset, "dataset_sha256": m.dataset_sha256, "git_commit": m.git_commit,
                   "against": against or "none", "scorers": list(bars),
-                  "method": "min(wilson_low, one-trial low) - margin (code 0.02, judge 0.05); 1.0 if never failed"}
+                  "method": "min(wilson_low, exact one-trial low at 0.01 over the scorers) - margin (code 0.02, judge 0.05); 1.0 if never failed"}
     reference.provenance = {k: v for k, v in provenance.items() if k != "method"}
     text = dump_toml(Thresholds(provenance=provenance, scorers=bars))
     if a.write:

@@ -116,3 +116,27 @@ def beta_binomial_sf(k: int, n: int, a: float, b: float) -> float:
 def normal_sf(z: float) -> float:
     """One-sided upper tail of the standard normal."""
     return NormalDist().cdf(-z)
+
+
+def beta_binomial_pmf(n: int, a: float, b: float) -> list[float]:
+    """P(X = j), j = 0..n, for X ~ BetaBinomial(n, a, b)."""
+    base = lgamma(n + 1) - _log_beta(a, b)
+    return [exp(base - lgamma(j + 1) - lgamma(n - j + 1) + _log_beta(j + a, n - j + b)) for j in range(n + 1)]
+
+
+def sum_upper_tails(pmfs: list[list[float]], cap: int) -> list[float]:
+    """P(S >= k) for k = 0..cap, S the sum of independent counts with these pmfs. Mass above
+    `cap` is lumped into `cap`, so the cost is len(pmfs) x cap x pmf length, whatever the totals."""
+    dist = [1.0] + [0.0] * cap
+    for pmf in pmfs:
+        new = [0.0] * (cap + 1)
+        for s, ps in enumerate(dist):
+            if ps:
+                for j, pj in enumerate(pmf):
+                    new[min(cap, s + j)] += ps * pj
+        dist = new
+    tails, acc = [0.0] * (cap + 1), 0.0
+    for k in range(cap, -1, -1):
+        acc += dist[k]
+        tails[k] = min(1.0, acc)
+    return tails

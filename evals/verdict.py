@@ -15,13 +15,12 @@ Exit 2: nothing to judge (no runs, interrupted, a scorer with no bar).
 """
 from __future__ import annotations
 
-from math import sqrt
-from statistics import NormalDist
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evals.reference import Reference, tail
+from evals.reference import PRIOR, Reference, tail
+from evals.stats import beta_binomial_pmf, sum_upper_tails
 
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
 ALPHA_ROWS = 0.02  # false alarms of the row test per gate of an unchanged version
@@ -79,28 +78,29 @@ def row_line(row_id: str, scorer: str, ref: list[int], now: list[int], p: float)
 
 def mean_test(name: str, cells: dict, reference: Reference, alpha: float) -> dict | None:
     """Failures now against the accepted per-row failure rates, over the rows both have.
-    Under "nothing changed" the expected failures are sum(runs_i * q_i) with q_i the row's
-    accepted failure rate; the variance adds the binomial noise of the runs now and of the
-    accepted estimate (q smoothed by the Jeffreys prior so a never-failing row still counts)."""
-    expected = var = failed = applicable = 0.0
+    Under "nothing changed" each row's failures follow a Beta-binomial from its accepted
+    counts (Jeffreys prior: the rate is uncertain, a never-failing row may still fail); the
+    p-value is the exact upper tail of their sum. The bar this implies rises towards the
+    accepted rate as runs are added, so more trials never hide a real drop."""
+    pmfs, expected, failed, applicable = [], 0.0, 0, 0
     for rid, per in cells.items():
         ref_row = reference.rows.get(rid)
         now, ref = per.get(name), ref_row.cells.get(name) if ref_row else None
         if now is None or ref is None or ref.runs == 0:
             continue
         runs = sum(now)
-        q_hat, q = ref.failed / ref.runs, (ref.failed + 0.5) / (ref.runs + 1)
-        expected += runs * q_hat
-        var += runs * q * (1 - q) * (1 + runs / ref.runs)
+        pmfs.append(beta_binomial_pmf(runs, ref.failed + PRIOR, ref.runs - ref.failed + PRIOR))
+        expected += runs * ref.failed / ref.runs
         failed += now[1]
         applicable += now[0] + now[1]
-    if applicable == 0 or var == 0:
+    if applicable == 0:
         return None
-    z_crit = NormalDist().inv_cdf(1 - alpha)
-    z = (failed - expected) / sqrt(var)
-    return {"p_value": NormalDist().cdf(-z), "accepted": 1 - expected / applicable,
-            "gate_bar": 1 - (expected + z_crit * sqrt(var)) / applicable, "mean": 1 - failed / applicable,
-            "worse": z > z_crit}
+    cap = min(sum(len(p) - 1 for p in pmfs), max(failed, int(3 * expected) + 12))
+    tails = sum_upper_tails(pmfs, cap)
+    p_value = tails[min(failed, cap)] if failed <= cap else 0.0
+    k_crit = next((k for k in range(cap + 1) if tails[k] <= alpha), cap + 1)  # fewest failures that fail
+    return {"p_value": p_value, "accepted": 1 - expected / applicable, "worse": p_value <= alpha,
+            "gate_bar": 1 - (k_crit - 1) / applicable, "mean": 1 - failed / applicable}
 
 
 def decide(record_or_summary: Any, reference: Reference | None = None, registry: dict | None = None, *,

@@ -143,7 +143,8 @@ def save_runs(runs, path: Path) -> None:
 def load_runs(path: Path) -> list:
     from evals.record import RunResult, Verdict
 
-    return [RunResult(row_id=rid, trial=seed, seed=seed, version="variant", job="variant", turn={"version": "variant"},
+    return [RunResult(row_id=rid, trial=seed, seed=seed, version="variant", job="variant",
+                      turn={"version": "variant", "model": "offline", "seed": seed},
                       verdicts={n: Verdict(passed=p, explanation="") for n, p in v.items()})
             for rid, seed, v in json.loads(path.read_text())]
 
