@@ -107,8 +107,8 @@ def import_object(spec: str) -> Any:
 
 
 def _is_async_callable(obj: Any) -> bool:
-    call = obj if inspect.isfunction(obj) or inspect.ismethod(obj) else getattr(obj, "__call__", None)  # noqa: B004
-    return inspect.iscoroutinefunction(call)
+    """An async function (or partial of one), or an object whose __call__ is one."""
+    return inspect.iscoroutinefunction(obj) or inspect.iscoroutinefunction(getattr(obj, "__call__", None))  # noqa: B004
 
 
 def load_target(spec: str, options: TargetOptions) -> Target:

@@ -168,3 +168,59 @@ def test_adding_a_scorer_is_one_function_and_one_bar(tmp_path, monkeypatch):
 
     with pytest.raises(DatasetError, match=r"typo.jsonl:1: inputs.expect.max_wordz: unknown key"):
         load_rows(bad)
+
+
+BOT = '''
+from evals import Message, ToolCall, Turn, target_factory, user_turns
+
+
+def reply(inputs, seed, version="good"):
+    text = user_turns(inputs)[-1]
+    answer = "Opening hours: 9 to 5." if version == "good" else "No idea."
+    return Turn(version=version, model="rules", seed=seed, answer=answer,
+                messages=[Message(role="user", content=text), Message(role="assistant", content=answer)],
+                tool_calls=[ToolCall(name="lookup", arguments={"q": text}, result={"ok": True})])
+
+
+class Bot:
+    name = "hours-bot"
+    tool_names = frozenset({"lookup"})
+
+    async def __call__(self, inputs, seed):
+        return reply(inputs, seed)
+
+
+run = Bot()
+
+
+@target_factory
+def versions(options):
+    async def call(inputs, seed):
+        return reply(inputs, seed, options.version or "good")
+    call.name, call.version = f"hours-bot@{options.version or 'good'}", options.version or "good"
+    return call
+'''
+
+
+def test_someone_elses_package_from_the_current_directory(tmp_path, monkeypatch):
+    """--agent mypkg.bot:run with mypkg in the working directory (not installed), an object target
+    and a factory with versions of its own; --baseline runs two of them."""
+    pkg = tmp_path / "hours_pkg_for_test"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "bot.py").write_text(BOT)
+    (tmp_path / "rows.jsonl").write_text(json.dumps(
+        {"id": "hours", "inputs": {"message": "When are you open?", "expect": {"calls": ["lookup"], "answer": [["9 to 5"]]}},
+         "expected_output": "9 to 5"}) + "\n")
+    (tmp_path / "bars.toml").write_text('[provenance]\nscorers = ["tool_use", "answer_facts"]\n'
+                                        "[scorers.tool_use]\nbar = 1.0\n[scorers.answer_facts]\nbar = 1.0\n")
+    monkeypatch.chdir(tmp_path)
+    common = ["--dataset", "rows.jsonl", "--thresholds", "bars.toml", "--no-reference", "--no-upload"]
+    assert regression.main(["--agent", "hours_pkg_for_test.bot:run", *common, "--out", "a"]) == 0
+    assert regression.main(["--agent", "hours_pkg_for_test.bot:versions", "--version", "bad", *common,
+                            "--out", "b"]) == 1
+    assert regression.main(["--agent", "hours_pkg_for_test.bot:versions", "--version", "good", "--baseline", "bad",
+                            *common, "--out", "c"]) == 0
+    record, _ = only_record(tmp_path / "c")
+    assert {r.job for r in record.runs} == {"hours-bot@good", "hours-bot@bad"}
+    assert (record.meta.version, record.meta.baseline, record.meta.job) == ("good", "bad", "hours-bot@good")
