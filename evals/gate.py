@@ -1,9 +1,12 @@
 """Running a gate as a library: targets, rows and settings in, a results record out.
 The commands (regression, calibrate, scripts/bench) call these; none imports another command.
 
-    agent = AgentSpec("app.refund_agent:target", TargetOptions(version="v3"))
-    record, path = start_record(agent, None, JsonlSource(DEFAULT_DATASET), settings, thresholds, argv, out)
-    completed = execute(record, pairs_for(record), settings, path, [agent])
+    agents = agents_for("examples.faq_bot:target", TargetOptions())      # + baseline for a factory
+    loaded = load_rows_for(JsonlSource("examples/faq_bot/dataset.jsonl"), agents[0])
+    settings = Settings(trials=1, upload=False)
+    record = new_record(agents, loaded, loaded.rows, settings, bars, argv)
+    done = execute(record, [(row, 0) for row in loaded.rows], settings, path, agents, evaluators)
+    # then evals.verdict.finish(...) decides and prints, as regression.py does
 """
 from __future__ import annotations
 
