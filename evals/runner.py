@@ -35,7 +35,7 @@ class Settings:
     transport: str = "memory"
     max_retries: int = 2
     upload: bool = True
-    print_table: bool = True
+    print_table: bool = False  # evaluatorq's own table (it counts n/a as fail): off unless asked for
     judge_timeout: float = 60.0
     faults: list = field(default_factory=list)  # evals.faults.Fault, for testing the harness
     fault_specs: list[str] = field(default_factory=list)  # the --fault strings, for the record
