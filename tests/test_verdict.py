@@ -198,3 +198,12 @@ def test_the_committed_reference_matches_the_dataset_and_the_bars():
     check_rows(ref, [r.model_dump(mode="json", exclude_unset=True) for r in load_rows("datasets/northwind.jsonl")])
     assert {r["id"] for r in rows} <= set(ref.rows)
     assert set(registry(load_thresholds())) == set(REGISTRY)
+
+
+def test_calibrate_with_a_model_whose_key_is_missing_exits_2_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    no_agent(monkeypatch)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    bars, ref, args = snapshot(tmp_path)
+    assert calibrate.main(["--model", "openai:gpt-x", "--trials", "3", "--write", *args]) == 2
+    assert "OPENAI_API_KEY" in capsys.readouterr().err
+    assert bars.read_text() == "# the committed bars\n" and ref.read_text() == "{}\n"
