@@ -33,7 +33,7 @@ class Settings:
     parallelism: int = 8
     timeout: float = 120.0
     transport: str = "memory"
-    max_retries: int = 2
+    max_retries: int = 8  # provider retries (evals.model_calls.DEFAULT_MAX_RETRIES)
     upload: bool = True
     print_table: bool = False  # evaluatorq's own table (it counts n/a as fail): off unless asked for
     judge_timeout: float = 60.0

@@ -44,7 +44,7 @@ class TargetOptions:
     version: str | None = None
     model: str | None = None
     transport: str = "memory"
-    max_retries: int = 2
+    max_retries: int = 8  # provider retries (evals.model_calls.DEFAULT_MAX_RETRIES)
     timeout: float | None = None
 
 

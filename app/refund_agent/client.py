@@ -24,7 +24,7 @@ from evals.turn import Message, ToolCall, Turn, Usage
 
 from .agent import build_graph
 from .mcp_tools import Connection, target_for
-from .models import parse_spec
+from .models import DEFAULT_MAX_RETRIES, parse_spec
 from .redact import redact
 from .secrets import scrub
 from .versions import Version, load_version
@@ -140,7 +140,7 @@ class Conversation:
     aask_agent is the one-shot form. After an error the conversation is finished."""
 
     def __init__(self, version: str | Version, *, model: str | None = None, seed: int = 0, transport: str = "memory",
-                 max_retries: int = 2, model_timeout: float | None = None):
+                 max_retries: int = DEFAULT_MAX_RETRIES, model_timeout: float | None = None):
         # A Version object (e.g. Version.from_prompt) runs a prompt that has no TOML file.
         self.spec = version if isinstance(version, Version) else load_version(version)
         self.model_spec = str(parse_spec(model or self.spec.model))
@@ -201,7 +201,7 @@ class Conversation:
 
 
 async def aask_agent(message_or_turns: str | Sequence[str], version: str | Version, *, model: str | None = None,
-                     seed: int = 0, transport: str = "memory", max_retries: int = 2,
+                     seed: int = 0, transport: str = "memory", max_retries: int = DEFAULT_MAX_RETRIES,
                      model_timeout: float | None = None, timeout: float | None = None) -> Turn:
     """Run one conversation. `timeout` bounds the whole run: when it passes, the Turn has
     error "timeout" and keeps every tool call made so far (a pending one with no reply)."""
