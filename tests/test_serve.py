@@ -76,6 +76,15 @@ def test_rate_limit_answers_429_with_provider_headers():
     assert limited.json()["error"]["code"] == "rate_limit_exceeded"
 
 
+def test_token_budget_answers_429_too():
+    c = client(tpm=600)  # 10 tokens a second: one long request empties the bucket
+    long = [{"role": "user", "content": "Where is my order A-1001? " * 20}]
+    assert chat(c, long).status_code == 200
+    limited = chat(c, long)
+    assert limited.status_code == 429 and limited.headers["x-ratelimit-remaining-tokens"] == "0"
+    assert "x-ratelimit-limit-requests" not in limited.headers  # no request budget was set
+
+
 def test_error_rate_gives_500s_and_503s():
     c = client(error_rate=1.0)
     codes = {chat(c, [{"role": "user", "content": "hi"}]).status_code for _ in range(20)}
