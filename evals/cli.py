@@ -49,7 +49,7 @@ def quiet_logs() -> None:
     and every secret scrubbed."""
     from loguru import logger
 
-    from app.refund_agent.secrets import scrub
+    from evals.scrubbing import scrub
 
     def patch(record) -> None:
         exc = record["exception"]
@@ -88,7 +88,7 @@ def guarded(main):
         except Exception as exc:
             if not isinstance(exc, user_errors()):
                 raise
-            from app.refund_agent.secrets import scrub
+            from evals.scrubbing import scrub
 
             print(f"error: {scrub(str(exc))}", file=sys.stderr)
             return EXIT_UNJUDGED

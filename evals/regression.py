@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             code = run(a, argv)
         except Exception as exc:  # a user mistake: scripts still get a JSON line, the error line goes to stderr
             if isinstance(exc, cli.user_errors()):
-                from app.refund_agent.secrets import scrub
+                from evals.scrubbing import scrub
 
                 print_json({"exit_code": cli.EXIT_UNJUDGED, "error": scrub(str(exc))})
             raise

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from app.refund_agent.secrets import scrub, secret_values
 from evals.dataset import Row, row_to_datapoint
 from evals.faults import job_fault
 from evals.record import RunResult, Verdict
+from evals.scrubbing import scrub, secret_values
 from evals.target import model_of, name_of, target_inputs, version_of
 from evals.turn import Turn
 

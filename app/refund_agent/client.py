@@ -20,13 +20,13 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from evals.errors import ConfigError
+from evals.scrubbing import scrub
 from evals.turn import Message, ToolCall, Turn, Usage
 
 from .agent import build_graph
 from .mcp_tools import Connection, target_for
 from .models import DEFAULT_MAX_RETRIES, parse_spec
 from .redact import redact
-from .secrets import scrub
 from .versions import Version, load_version
 
 RECURSION_LIMIT = 40  # graph steps per user turn; a model looping on tools ends as an error
