@@ -138,3 +138,11 @@ def test_json_output_is_one_json_line_even_for_a_user_mistake(capsys):
     out, err = capsys.readouterr()
     assert json.loads(out) == {"exit_code": 2, "error": json.loads(out)["error"]}
     assert "cannot import examples.nope" in json.loads(out)["error"] and err.startswith("error: ")
+
+
+def test_the_three_layers_do_not_import_the_northwind_agent():
+    """Sources, targets, the runner and the gate library work for any agent: importing them
+    loads nothing from app/ (the Northwind agent comes in only when --agent names it)."""
+    loaded = json.loads(run("import sys, json\nimport evals.gate, evals.runner, evals.sources, evals.target, "
+                            "evals.scrubbing\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('app'))))"))
+    assert loaded == []
