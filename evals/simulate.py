@@ -60,11 +60,13 @@ def check_args(a: argparse.Namespace) -> None:
     for name, low in (("max_turns", 1), ("seeds", 1)):
         if getattr(a, name) < low:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
-    if a.timeout <= 0:
-        raise ConfigError("--timeout must be positive")
+    cli.check_positive(a.timeout, "--timeout")
     load_version(a.version)
     if a.model:
         parse_spec(a.model)
+    cli.check_keys(a.model, "--model")
+    cli.check_keys(a.judge, "--judge")
+    cli.check_out_dir(a.out)
     if parse_spec(a.sim_model).provider != "offline":
         from app.refund_agent.models import make_model
 
@@ -72,12 +74,17 @@ def check_args(a: argparse.Namespace) -> None:
 
 
 def out_dir(root: str, version: str) -> Path:
+    """A new directory for this run: created here (mkdir fails if it exists), so two runs
+    started in the same second, even in two processes, never share one."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path, n = Path(root) / f"sim-{version}-{stamp}", 1
-    while path.exists():  # two runs in the same second
-        n += 1
-        path = Path(root) / f"sim-{version}-{stamp}-{n}"
-    return path
+    for n in range(1, 1000):
+        path = Path(root) / (f"sim-{version}-{stamp}" + (f"-{n}" if n > 1 else ""))
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            continue
+    raise ConfigError(f"--out {root}: no free directory name for sim-{version}-{stamp}")
 
 
 @cli.guarded

@@ -250,3 +250,28 @@ def test_an_unreadable_results_file_is_one_line_and_exit_2(tmp_path, capsys, no_
     assert mains[command]() == 2
     assert path in one_error_line(capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_dir", "binary.json", "not_a_record.json"]
+
+
+def test_two_simulations_in_the_same_second_get_two_directories(tmp_path, monkeypatch):
+    import datetime as dt
+
+    from evals import simulate
+
+    frozen = dt.datetime(2026, 12, 1, 9, 0, 0)
+    monkeypatch.setattr(simulate, "datetime", type("Frozen", (), {"now": staticmethod(lambda: frozen)}))
+    first, second = simulate.out_dir(str(tmp_path), "v2"), simulate.out_dir(str(tmp_path), "v2")
+    assert first != second and first.is_dir() and second.is_dir()
+    assert [first.name, second.name] == ["sim-v2-20261201-090000", "sim-v2-20261201-090000-2"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--judge", "openai:gpt-4o-mini"], "--judge openai:gpt-4o-mini: OPENAI_API_KEY is not set"),
+    (["--model", "orq:x/y"], "--model orq:x/y: ORQ_API_KEY is not set"),
+    (["--timeout", "0"], "--timeout must be a positive number"),
+])
+def test_simulate_refuses_unusable_input_before_any_conversation(tmp_path, capsys, no_agent, args, message):
+    from evals import simulate
+
+    assert simulate.main([*args, "--out", str(tmp_path / "out")]) == 2
+    assert message in one_error_line(capsys)
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
