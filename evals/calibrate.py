@@ -153,7 +153,7 @@ def main(argv=None) -> int:
         loaded = load_rows_for(source_for(a.dataset, a.dataset_id), agents[0])
         settings = Settings(model=a.model, judge=a.judge, trials=len(seeds), parallelism=a.parallelism,
                             upload=False, print_table=False)
-        path = cli.REPO / "results" / f"calibrate-{agents[0].version}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        path = cli.new_results_path(cli.REPO / "results", f"calibrate-{agents[0].version}")  # never another run's
         console.print(f"calibration: {agents[0].version}" + (f" and {against}" if against else "")
                       + f", {len(loaded.rows)} rows x seeds {format_seeds(seeds)}")
         record, completed = run_seeds(agents, loaded, loaded.rows, seeds, settings, evaluators,
