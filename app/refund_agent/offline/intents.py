@@ -84,7 +84,7 @@ CUSTOMER_LOOKUP = _rx(r"\bcustomer (?:id|number)\b|\bwho (?:is|owns|has)\b|\bwhi
                       r"|\baccount (?:for|of|belongs)|\blook up\b|\bbelongs? to\b|\bid for\b")
 STATUS = _rx(r"\bstatus\b|\bwhere(?:'s|’s| is) (?:my|the|our|order|a-?\d)|\bwhat happened (?:to|with)\b"
              r"|\bupdate on\b|\bhas\b[^.?!]*\b(?:shipped|been delivered|been refunded|arrived|been cancell?ed)\b"
-             r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded|processing)\b\s*\?|\bstate of\b"
+             r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded|processing|processed)\b\s*\?|\bstate of\b"
              r"|\bwas\b[^.?!]*\brefunded\b|\bwhat(?:'s| is) (?:going on|up|happening) with\b|\bany news\b"
              r"|\bwhere (?:it|they|my order|the order|my parcel|the parcel) (?:is|are)\b"
              r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded|processing)\s*$"
