@@ -8,6 +8,8 @@ pin the parser: negation and its scope, mood, ids, amounts, languages and misspe
 import asyncio
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.refund_agent.offline import clauses
 from app.refund_agent.offline.entities import extract
@@ -250,3 +252,30 @@ def test_go_ahead_after_a_check_makes_the_write_and_thanks_does_not():
     assert build_request([asked, "Yes please, go ahead."]).actions == ["refund"]
     assert build_request([asked, "ok thanks"]).actions == []
     assert build_request([asked, "No, don't."]).actions == []
+
+
+_WORDS = ("refund", "cancel", "not", "don't", "no", "A-1001", "a1008", "#1004", "order 1004", "sixty", "half",
+          "euros", "£", "€", "$", "quid", "?", ".", ",", "-", "and", "but", "if", "would", "could", "please",
+          "nicht", "ne", "pas", "cancele", "reembolse", "erstatten", "64,50", "one hundred and fifty", "twenty-five")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_WORDS), max_size=14).map(" ".join) | st.text(max_size=80))
+def test_any_message_is_understood_without_error(text):
+    from app.refund_agent.offline.request import build_request
+    req = build_request([text])
+    for oid in req.orders:
+        req.amount_for(oid)
+        req.full_for(oid)
+    for intent in req.actions + req.questions:
+        assert set(req.orders_for(intent)) <= set(req.orders) or not req.orders
+    assert len(words_to_digits(text)) == len(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["refund", "cancel"]), st.sampled_from(["A-1001", "a1008", "#1004", "order 1004"]),
+       st.sampled_from(["Please do NOT {v} {o}.", "Don't {v} {o} yet.", "No need to {v} {o}.",
+                        "I'm not asking you to {v} {o}.", "Before you do anything, {v} {o}?",
+                        "Would I be able to {v} {o}?", "What would happen if I asked you to {v} {o}?"]))
+def test_negated_or_hypothetical_templates_never_ask_for_a_write(verb, oid, template):
+    assert understand(template.format(v=verb, o=oid)).actions == []
