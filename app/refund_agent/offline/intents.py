@@ -91,8 +91,8 @@ STATUS = _rx(r"\bstatus\b|\bwhere(?:'s|’s| is) (?:my|the|our|order|a-?\d)|\bwh
              r"|\bhappening with\b|\bwhere\b[^.?!]{0,12}\?|\bwhen was\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b")
 ETA = _rx(r"\barriv|\beta\b|\bwhen will\b|\bwhen (?:is|does|should|can)\b[^.?!]*\b(?:come|get here|be delivered|"
           r"arrive|due|expect|land|show up)|\bexpected (?:delivery|date|on)\b|\bdelivery date\b|\bhow long until\b"
-          r"|\bwhen can i expect\b|\bestimated\b")
-TRACKING = _rx(r"\btrack|\bcarrier\b|\bcourier\b|\bwho is (?:shipping|delivering)|\bshipping company\b"
+          r"|\bwhen can i expect\b|\bestimated\b|\bwhen (?:do|will|can|should|would) (?:i|we|you|they) (?:get|receive)\b")
+TRACKING = _rx(r"\btrack|\bcarrier\b|\bcourier\b|\bwho(?:'s| is) (?:shipping|delivering|bringing)|\bshipping company\b"
                r"|\bwhich (?:company|service|shipper)\b|\bshipped (?:with|by|via)\b")
 COST = _rx(r"\bhow much\b|\bcost\b|\btotal\b|\bprice\b|\bpaid\b|\bpay\b|\bamount\b|\bvalue\b|\bworth\b|\bspent\b")
 FX = _rx(r"\bconvert|\bexchange|\bin (?:us )?(?:dollars|usd|euros?|eur|pounds|gbp|sgd|singapore dollars)\b|\bworth in\b")
