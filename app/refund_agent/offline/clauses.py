@@ -68,6 +68,15 @@ REQUEST = re.compile(
     r"|\bi(?:'d| would) be (?:\w+ )?grateful\b|\bif you (?:could|would|can)\b|\blet me have\b|\bgive me\b|\basap\b|\bwould be fair\b")
 
 
+_QUOTED = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”|«[^»\n]{1,200}»|„[^“\n]{1,200}“")
+
+
+def unquoted(text: str) -> str:
+    """The text with quoted passages blanked out (same length): 'You wrote: "Refund A-1001"'
+    reports a request, it doesn't make one."""
+    return _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def spans(text: str) -> list[tuple[int, int]]:
     """Clause spans of a message, in order."""
     out: list[tuple[int, int]] = []
@@ -131,7 +140,7 @@ def mood(clause_gloss: str) -> Mood:
 
 # A clause that only says no ("No thanks.", "actually no, don't") takes back the writes
 # of the clause before it.
-REFUSAL = re.compile(r"^\W*(?:(?:actually|wait|hmm|oh|um|ok(?:ay)?|on second thought)\W+)*"
+REFUSAL = re.compile(r"^\W*(?:(?:actually|wait|hmm|oh|um|ok(?:ay)?|on second thought|please|so)\W+)*"
                      r"(?:no|nope|nah|not (?:yet|now)|don'?t|do not|never ?mind|forget (?:it|that|about it)|"
                      r"scratch that)(?:\W+(?:thanks?|thank you|don'?t|do not|do it|please|wait|yet|for now))*\W*$")
 

@@ -321,7 +321,8 @@ def _clauses(turn: Turn) -> None:
         cg = gloss(ct)
         ce = extract(turn.numtext[start:end])
         orders = list(dict.fromkeys("A-" + next(g for g in m.groups() if g) for m in ORDER_RE.finditer(ct)))
-        acts = _actions(ct, cg, ce)
+        said = clauses.unquoted(ct)
+        acts = _actions(said, gloss(said), ce) if said != ct else _actions(ct, cg, ce)
         if "discount" not in acts and "discount" in turn.actions_all and DISCOUNT.search(cg):
             acts.append("discount")
         parts.append({"text": ct, "gloss": cg, "ents": ce, "orders": orders, "acts": acts,
