@@ -56,7 +56,8 @@ class Reference(BaseModel):
         above `cap` (a single row's own significance level). Noisy rows therefore make the
         test stricter for everyone; in a quiet accepted run a row that never failed is
         flagged by its first failure (20/20 then 1/1: p = 0.024)."""
-        blocks = [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1, trials)]
+        # every run of `trials` consecutive accepted seeds (overlapping: more blocks, a steadier quantile)
+        blocks = [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1)]
         if not blocks:
             return 0.0
         minima = []
