@@ -57,7 +57,9 @@ def print_summary(summary: dict, label: str, *, max_failing: int = 15) -> None:
     trials = summary["trials"]
     t = Table(title=f"{label}: {summary['rows']} rows x {trials} trial(s), "
                     f"{summary['runs']} runs, {summary['agent_errors']} agent errors")
-    for col in ("scorer", "mean", "95% CI", "n", "bar", "verdict"):
+    accepted = any(s.get("accepted") is not None for s in summary["scorers"].values())
+    cols = ("scorer", "mean", "95% CI", "n", "bar") + (("accepted", "bar at n", "p") if accepted else ()) + ("verdict",)
+    for col in cols:
         t.add_column(col, justify="left" if col == "scorer" else "right")
     if trials > 1:
         t.add_column(f"pass@{trials}", justify="right")
@@ -65,7 +67,11 @@ def print_summary(summary: dict, label: str, *, max_failing: int = 15) -> None:
     for name, s in summary["scorers"].items():
         verdict = "n/a" if s["ok"] is None else "[green]pass[/]" if s["ok"] else "[red]FAIL[/]"
         cells = [name, _pct(s["mean"]), f"{s['low']:.2f}-{s['high']:.2f}", str(s["n"]),
-                 "-" if s["bar"] is None else f"{s['bar']:.2f}", verdict]
+                 "-" if s["bar"] is None else f"{s['bar']:.2f}"]
+        if accepted:  # the accepted run on these rows, the bar that implies at this many runs, one-sided p
+            p = s.get("p_value")
+            cells += [_pct(s.get("accepted")), _pct(s.get("gate_bar")), "-" if p is None else f"{p:.2g}"]
+        cells.append(verdict)
         if trials > 1:
             cells += [_pct(s.get(f"pass@{trials}")), _pct(s.get(f"pass^{trials}"))]
         t.add_row(*cells)
