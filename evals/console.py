@@ -77,7 +77,7 @@ def print_summary(summary: dict, label: str, *, max_failing: int = 15) -> None:
         t.add_row(*cells)
         if corr := s.get("corrected"):
             t.add_row(f"  {name} (bias-corrected)", _pct(corr["theta"]), f"{corr['low']:.2f}-{corr['high']:.2f}",
-                      str(s["n"]), "", "info", *([""] * (2 if trials > 1 else 0)))
+                      str(s["n"]), "", *([""] * (3 if accepted else 0)), "info", *([""] * (2 if trials > 1 else 0)))
     console.print(t)
     kinds = Table(title="by row kind (a run passes when every scorer that applies passes)")
     kinds.add_column("kind")
