@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from evals.commands import MODULES as COMMAND_MODULES
+
 REPO = Path(__file__).resolve().parent.parent
 EVALS = REPO / "evals"
 SCRIPTS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-COMMANDS = {spec.split(":")[0] for spec in SCRIPTS.values()}  # evals.regression, evals.compare, ...
+COMMANDS = set(COMMAND_MODULES.values())  # evals.regression, evals.compare, ... (entry points: evals.commands)
 
 
 def run(code: str) -> str:

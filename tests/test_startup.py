@@ -44,3 +44,17 @@ async def test_the_in_process_tool_list_is_what_an_mcp_client_lists():
             wire = [t.model_dump() for t in await client.list_tools()]
         assert sorted(direct, key=lambda t: t["name"]) == sorted(wire, key=lambda t: t["name"])
         assert len(direct) == 22
+
+
+def test_every_console_script_goes_through_the_quiet_start_up():
+    import tomllib
+
+    from evals import commands
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts and all(spec == f"evals.commands:{spec.split(':')[1]}" for spec in scripts.values())
+    assert {spec.split(":")[1] for spec in scripts.values()} == set(commands.MODULES)
+    res = subprocess.run([sys.executable, "-c", "import sys; from evals.commands import gate; "
+                          "sys.argv = ['evals-gate', '--timeout', '0']; sys.exit(gate())"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and res.stderr.startswith("error: --timeout must be a positive")
