@@ -76,11 +76,11 @@ madame monsieur el los las del por favor para mi su usted hola gracias buenos se
 """.split())
 
 ORDER_RE = re.compile(
-    r"(?<![\w-])[Aa][-\s]?(\d{4})(?!\d)"
+    r"(?<![\w-])[Aa][-–—\s]?(\d{4})(?!\d)"
     r"|\b(?:order|bestellung|commande|pedido)(?:\s+(?:no\.?|nr\.?|n°|number|num|id|#|número|numéro))?\s*#?\s*"
     r"(\d{4})(?!\d)"
     r"|(?<![\w-])#(\d{4})(?!\d)", re.I)
-CUSTOMER_RE = re.compile(r"(?<![\w-])[Cc][-\s]?(\d{3})(?!\d)")
+CUSTOMER_RE = re.compile(r"(?<![\w-])[Cc][-–—\s]?(\d{3})(?!\d)")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 SKU_RE = re.compile(r"\bsku[-\s]?([a-z]{2}\d{1,2})\b", re.I)
 DATE_RE = re.compile(r"\b(20\d\d-\d\d-\d\d)\b")
