@@ -54,6 +54,11 @@ def status(s: Session, oid: str) -> list[str]:
     if float(o.get("refunded") or 0) > 0:
         extra.append(f"{money(o['refunded'], o.get('currency'))} refunded")
     tail = f" ({', '.join(extra)})" if extra else ""
+    if st == "shipped" and re.search(r"\bwhere\b", s.req.now.low):  # "where is it?": with whom, and until when
+        ship = s.call("get_shipment", order_id=oid)
+        if ship.ok and isinstance(ship.data, dict):
+            d = ship.data
+            tail += f"; it is with {d.get('carrier')} (tracking number {d.get('tracking')}), expected on {d.get('eta')}"
     return [f"Order {oid} is {st}{tail}."]
 
 
