@@ -76,6 +76,16 @@ class Reference(BaseModel):
         return min(cap, minima[allowed] * (1 - 1e-9))  # strictly below the first block too many
 
 
+    def failing_runs(self, trials: int, rows: set[str]) -> list[int]:
+        """For every run of `trials` consecutive accepted seeds: how many (row, seed) runs of
+        these rows failed some scorer. The accepted version's own spread of that count, the
+        null the gate's "more failing runs than ever accepted" test compares with."""
+        failed = {rid: set().union(*(c.failed_seeds for c in row.cells.values())) if row.cells else set()
+                  for rid, row in self.rows.items() if rid in rows}
+        blocks = [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1)]
+        return [sum(1 for seeds in failed.values() for s in block if s in seeds) for block in blocks]
+
+
 def tail(failed_now: int, runs_now: int, failed_before: int, runs_before: int) -> float:
     """P(at least failed_now failures in runs_now) under the accepted failure rate (Beta
     posterior from failed_before of runs_before, Jeffreys prior): a Beta-binomial tail."""

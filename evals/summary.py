@@ -66,7 +66,13 @@ def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, floa
             failing.append({"row_id": r.row_id, "trial": r.trial, "scorer": bad[0][0],
                             "explanation": bad[0][1].explanation, "failed_scorers": [n for n, _ in bad]})
     cells = {rid: {n: [c.passed, c.failed, c.na] for n, c in per.items()} for rid, per in cell_counts(runs).items()}
+    failed_runs: dict[str, list[int]] = {}  # row -> [runs, runs where some scorer failed]
+    for r in runs:
+        entry = failed_runs.setdefault(r.row_id, [0, 0])
+        entry[0] += 1
+        entry[1] += any(v.passed is False for v in r.verdicts.values())
     # no verdict here: evals/verdict.py decides, from these numbers and the reference
     return {"runs": len(runs), "rows": len({r.row_id for r in runs}), "trials": trials,
             "agent_errors": sum(1 for r in runs if r.turn.error),
-            "scorers": scorers, "by_kind": by_kind, "failing": failing, "cells": cells}
+            "scorers": scorers, "by_kind": by_kind, "failing": failing, "cells": cells,
+            "failed_runs": failed_runs}

@@ -25,6 +25,7 @@ from evals.stats import beta_binomial_pmf, sum_upper_tails
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
 ALPHA_ROWS = 0.02  # false alarms of the row test per gate of an unchanged version
 ALPHA_MEANS = 0.01  # false alarms of the mean tests per gate, split evenly over the scorers
+ALPHA_RUNS = 0.02  # false alarms of the failing-runs test per gate (at least 1/(blocks+1) to ever fire)
 ROW_P_CAP = 0.05  # a row x scorer is never regressed at a p above this, however quiet the accepted run
 
 
@@ -103,9 +104,31 @@ def mean_test(name: str, cells: dict, reference: Reference, alpha: float) -> dic
             "gate_bar": 1 - (k_crit - 1) / applicable, "mean": 1 - failed / applicable}
 
 
+def runs_test(summary: dict, reference: Reference, trials: int, alpha: float) -> dict | None:
+    """Runs that failed some scorer, over the rows the reference knows, against the same count
+    in every run of `trials` consecutive accepted seeds. A diffuse degradation (a hotter model:
+    a little more of everything) spreads over scorers and rows, each too little to show; the
+    count of failing runs gathers it. The null is the accepted version's own spread of that
+    count (empirical p = (1 + blocks at or above it) / (1 + blocks)); more trials sum more runs,
+    so a real rise only gets clearer."""
+    per_row = {rid: v for rid, v in (summary.get("failed_runs") or {}).items() if rid in reference.rows}
+    if not per_row or any(runs != trials for runs, _ in per_row.values()):
+        return None  # uneven runs per row (a partial record): no block of the accepted run to compare with
+    failed, runs = sum(f for _, f in per_row.values()), sum(n for n, _ in per_row.values())
+    null = reference.failing_runs(trials, set(per_row))
+    if not null:
+        return None
+    p = (1 + sum(1 for x in null if x >= failed)) / (1 + len(null))
+    what = (f"{failed} of {runs} runs failed some scorer; in the accepted run's {len(null)} blocks of "
+            f"{trials} seed(s) at most {max(null)}")
+    return {"worse": failed > 0 and p <= alpha, "p_value": p, "note": f"{what} (p = {_p(p)})",
+            "reason": f"failing runs: {what} (p = {_p(p)})"}
+
+
 def decide(record_or_summary: Any, reference: Reference | None = None, registry: dict | None = None, *,
            comparison: dict | None = None, fail_on_regression: bool = False, interrupted: bool = False,
-           alpha_rows: float = ALPHA_ROWS, alpha_means: float = ALPHA_MEANS) -> Verdict:
+           alpha_rows: float = ALPHA_ROWS, alpha_means: float = ALPHA_MEANS,
+           alpha_runs: float = ALPHA_RUNS) -> Verdict:
     """The verdict on one version's summary (or a Record: its candidate's summary).
 
     registry: name -> ScorerSpec with bars (evals.scorers.registry); None judges no bars
@@ -172,6 +195,10 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
                                                   line=row_line(rid, name, acc, now, p)))
         regressed.sort(key=lambda x: x.p_value)
         reasons += [f"row regressed: {x.line}" for x in regressed]
+    if reference is not None and registry is not None and (t := runs_test(summary, reference, trials, alpha_runs)):
+        notes.append(t["note"])
+        if t["worse"]:
+            reasons.append(t["reason"])
     if comparison is not None and fail_on_regression:
         from evals.comparison import regressions
 
