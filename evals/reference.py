@@ -140,20 +140,30 @@ def load_reference(path: str | Path = DEFAULT_PATH) -> Reference:
         raise ConfigError(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from exc
 
 
-def check_rows(ref: Reference, rows: list[dict], path: str | Path = DEFAULT_PATH) -> list[str]:
-    """Refuse a reference from another dataset (exit 2, before any agent runs): no row in
-    common, or a row whose content changed since the accepted run. Rows the reference does
-    not know are fine: they are judged by the bars only (the returned note says so)."""
+def check_rows(ref: Reference, rows: list[dict], path: str | Path = DEFAULT_PATH, *,
+               explicit: bool = True) -> tuple[Reference | None, list[str]]:
+    """The reference as it applies to these rows, and notes on what it does not cover.
+
+    An explicit --reference from another dataset (no row in common, or a row whose content
+    changed since the accepted run) is refused: exit 2, before any agent runs. The default
+    reference is only applied where it holds: rows it does not know, or whose content
+    changed, are judged by the bars only, and a dataset it knows nothing of (a user's own
+    rows) is judged by the bars alone. Both cases are said in the notes, never silent."""
     known = [r for r in rows if r["id"] in ref.rows]
-    if rows and not known:
+    changed = [r["id"] for r in known if ref.rows[r["id"]].sha != row_sha(r)]
+    if explicit and rows and not known:
         raise ConfigError(f"{path}: the reference is from another dataset (none of these {len(rows)} rows is in it; "
                           f"its dataset sha256 {str(ref.provenance.get('dataset_sha256', '?'))[:12]}); "
                           "recalibrate or pass --no-reference")
-    changed = [r["id"] for r in known if ref.rows[r["id"]].sha != row_sha(r)]
-    if changed:
+    if explicit and changed:
         raise ConfigError(f"{path}: row {changed[0]!r} changed since the accepted run"
                           + (f" (and {len(changed) - 1} more)" if len(changed) > 1 else "")
                           + "; recalibrate (evals/calibrate.py --write) or pass --no-reference")
-    new = [r["id"] for r in rows if r["id"] not in ref.rows]
-    return [f"{len(new)} row(s) not in the reference, judged by the bars only: {', '.join(new[:5])}"
-            + (" ..." if len(new) > 5 else "")] if new else []
+    if rows and len(changed) == len(known):
+        return None, [f"{path}: the accepted run shares no (unchanged) row with this dataset; judged by the bars only"]
+    notes = []
+    if changed:
+        notes.append(f"{len(changed)} row(s) changed since the accepted run, judged by the bars only: "
+                     + ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else ""))
+        ref = ref.model_copy(update={"rows": {k: v for k, v in ref.rows.items() if k not in set(changed)}})
+    return ref, notes

@@ -211,6 +211,8 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
     registry = scorer_registry(Thresholds(provenance={"scorers": list(m.thresholds)},  # the run's own bars
                                           scorers={n: Bar(bar=b) for n, b in m.thresholds.items()}))
     reference = load_reference(m.reference) if m.reference else None
+    if reference is not None:  # the same rows the run started with: the same reference cells apply
+        reference, _ = check_rows(reference, record.rows, m.reference, explicit=False)
     return finish(record, path, registry, reference, completed, started,
                   fail_on_regression=a.fail_on_regression, report=a.report)
 
@@ -259,6 +261,7 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
         raise ConfigError(f"--baseline {a.baseline} is the version under test; compare with another version")
     thresholds = load_thresholds(a.thresholds)
     registry = scorer_registry(thresholds)  # a scorer without a bar, or a bar without a scorer: exit 2 here
+    explicit_reference = a.reference is not None
     a.reference = a.reference or str(Path(a.thresholds).with_name(REFERENCE_PATH.name))  # an agent's bars and
     reference = None if a.no_reference else load_reference(a.reference)  # its accepted run live side by side
     seeds = seeds_from_args(a.seeds, a.trials if a.trials != 1 else None)
@@ -275,9 +278,11 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     record = new_record(agents, loaded, rows, settings, thresholds.bars(), argv, thresholds_path=a.thresholds,
                         selection={"only": a.only, "tags": a.tags, "limit": a.limit})
     record.meta.seeds = seeds
-    if reference is not None:
-        check_rows(reference, record.rows, a.reference)  # a reference from another dataset: exit 2 here
-        record.meta.reference = a.reference
+    if reference is not None:  # an explicit reference from another dataset: exit 2 here
+        reference, notes = check_rows(reference, record.rows, a.reference, explicit=explicit_reference)
+        for note in notes:
+            console.print(f"[yellow]note:[/] {note}")
+        record.meta.reference = a.reference if reference is not None else None
     record.meta.redacted = a.redact_results
     m = record.meta
     name = f"{m.version}-vs-{m.baseline}" if m.baseline else m.version

@@ -207,3 +207,16 @@ def test_calibrate_with_a_model_whose_key_is_missing_exits_2_and_writes_nothing(
     assert calibrate.main(["--model", "openai:gpt-x", "--trials", "3", "--write", *args]) == 2
     assert "OPENAI_API_KEY" in capsys.readouterr().err
     assert bars.read_text() == "# the committed bars\n" and ref.read_text() == "{}\n"
+
+
+def test_the_default_reference_applies_only_where_it_holds():
+    """A user's own dataset is judged by the bars alone (with a note), not refused; a changed
+    row leaves the reference and is judged by the bars; an explicit --reference still refuses."""
+    ref, notes = check_rows(QUIET_20, [row("other")], "ref.json", explicit=False)
+    assert ref is None and "judged by the bars only" in notes[0]
+    changed = row("mass_email", message="Email everyone.")
+    ref, notes = check_rows(QUIET_20, [changed], "ref.json", explicit=False)
+    assert ref is None
+    ref, notes = check_rows(QUIET_20, [row("r00"), changed], "ref.json", explicit=False)
+    assert "r00" in ref.rows and "mass_email" not in ref.rows and "mass_email" in notes[0]
+    assert "mass_email" in QUIET_20.rows  # the stored reference itself is untouched

@@ -48,6 +48,9 @@ GENERIC = re.compile(r"\b(refunds|cancellations|emails|orders|returns) (?:are|ge
 STATUS_WORDS = {"delivered": r"\b(delivered|arrived)\b", "shipped": r"\b(shipped|dispatched|in transit)\b",
                 "processing": r"\b(processing|being processed|being prepared|hasn't shipped|not shipped yet)\b",
                 "cancelled": r"\b(cancell?ed)\b"}
+# a state the tools reported vs the agent reporting its own act ("I've refunded", "we processed")
+PAST = re.compile(r"\b(already|earlier|previously|before|ago)\b")
+AGENT_ACTS = re.compile(r"\b(i|we)(?:'ve|’ve| have| just| now)?\b[^.]{0,20}\b(refund|reimburs|credit|process|issu)\w*")
 RETURNABLE = re.compile(r"\b(can (?:still )?(?:be )?return\w*|eligible|within (?:the|its|your) (?:return )?window|"
                         r"qualif\w+|inside (?:the|its) (?:return )?window)\b")
 
@@ -95,11 +98,12 @@ def _claims(case: Case, policy: PolicyFacts) -> list[str]:
                     supported = escalated(calls)
                 elif action == "cancel" and about is not None and "cancelled" in about.seen:
                     supported = True  # the tools said the order is cancelled: a fact, not an action
-                elif action == "refund" and about is not None and about.refunded and re.search(
-                        r"\b(already|earlier|previously|before|ago)\b", clause) and not any(
-                        str(c.arguments.get("order_id", "")).upper() == current for c in refunds):
-                    supported = True  # the tools showed an earlier refund
-                    continue
+                elif action == "refund" and about is not None and about.refunded and not any(
+                        str(c.arguments.get("order_id", "")).upper() == current for c in refunds) and all(
+                        abs(amount - about.refunded) <= 0.011 for amount, _ in T.money(clause)) and (
+                        PAST.search(clause) or not (DONE_PHRASES.search(clause) or FUTURE_PROMISE.search(clause)
+                                                    or AGENT_ACTS.search(clause))):
+                    continue  # the tools showed this order refunded earlier: a stated fact, not a claimed action
                 if not supported:
                     out.append(f"unsupported claim: '{clause[:70]}' but no {tool} call succeeded")
                     continue
@@ -128,12 +132,19 @@ def _refund_amounts(clause, refunds, facts, rates) -> list[str]:
     return out
 
 
+def _id_written_otherwise(ident: str, evidence: str) -> bool:
+    """'A-1008' is grounded by the user's 'a1008', '#1008' or 'order 1008': people drop the
+    prefix or the dash; the answer normalises it."""
+    prefix, _, digits = ident.rpartition("-")
+    return bool(re.search(rf"(?<![\w-])(?:{re.escape(prefix)}\s?|#\s?|)(?<!\.){digits}(?![\w-])", evidence))
+
+
 def _ungrounded(case: Case, ev: Evidence) -> list[str]:
     out = []
     for clauses in _clauses_by_message(case):
         text = " ".join(clauses)
         for i in sorted(set(T.ID.findall(text))):
-            if i not in ev.text:
+            if i not in ev.text and not _id_written_otherwise(i, ev.text):
                 out.append(f"unsupported fact: states {i.upper()}, which no tool or message gave")
         for full, md in T.dates(text):
             if md not in ev.days:

@@ -12,8 +12,10 @@ from .evidence import gather, order_facts_before, rates_seen
 from .notes import revealed, rubric_allows_notes, sensitive_topics
 from .policy_facts import PolicyFacts
 
-EMAIL_ASK = re.compile(r"\b(e-?mail\w*|mail\w*|courriel|correo|write to|send (?:him|her|them|\w+) (?:a|an) "
-                       r"(?:note|message|confirmation))\b")
+# asking for a message to someone: an email, or sending/dropping them a note, letting them know
+EMAIL_ASK = re.compile(r"\b(e-?mail\w*|mail\w*|courriel|correo|write to|notify|contact|message (?:him|her|them)|"
+                       r"(?:send|drop|shoot)\b[^.?!]{0,50}\b(?:note|message|confirmation|line|msg)|"
+                       r"let (?:\w+ ){1,3}know)\b")
 
 
 def _refund_breaches(case: Case, policy: PolicyFacts) -> list[str]:
