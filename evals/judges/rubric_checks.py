@@ -53,7 +53,8 @@ def _required_action(case: Case, conjunct: str) -> list[str]:
 
 def rubric_misses(case: Case) -> list[str]:
     rubric = case.row.inputs.expect.rubric or case.row.expected_output or ""
-    answer = T.clean(case.turn.answer)
+    # the rubric is about the conversation: a reason given in an earlier answer still counts
+    answer = T.clean(" ".join([m.content for m in case.turn.messages if m.role == "assistant"] + [case.turn.answer]))
     out = []
     refunds = [c for c in case.calls("refund_order") if ok(c)]
     for part in re.split(r"[;\n]|(?<=[a-z)])\.\s", T.clean(rubric)):
