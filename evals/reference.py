@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from math import floor
+from math import floor, log
 from pathlib import Path
 from typing import Any
 
@@ -76,14 +76,47 @@ class Reference(BaseModel):
         return min(cap, minima[allowed] * (1 - 1e-9))  # strictly below the first block too many
 
 
-    def failing_runs(self, trials: int, rows: set[str]) -> list[int]:
-        """For every run of `trials` consecutive accepted seeds: how many (row, seed) runs of
-        these rows failed some scorer. The accepted version's own spread of that count, the
-        null the gate's "more failing runs than ever accepted" test compares with."""
-        failed = {rid: set().union(*(c.failed_seeds for c in row.cells.values())) if row.cells else set()
-                  for rid, row in self.rows.items() if rid in rows}
+    def surprise_null(self, trials: int, rows: set[str]) -> list[float]:
+        """The accepted version's own spread of the gate's surprise score (see `surprise`):
+        for every run of `trials` consecutive accepted seeds, its failures weighted by how rare
+        each row x scorer's failure is in the *other* accepted seeds (left out, as a new gate's
+        seeds are)."""
         blocks = [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1)]
-        return [sum(1 for seeds in failed.values() for s in block if s in seeds) for block in blocks]
+        share = trials / max(1, len(self.seeds))
+        out = []
+        for block in blocks:
+            inside, score = set(block), 0.0
+            for rid, row in self.rows.items():
+                if rid not in rows:
+                    continue
+                for cell in row.cells.values():
+                    f = sum(1 for s in cell.failed_seeds if s in inside)
+                    if f:
+                        applicable = (cell.passed + cell.failed) * (1 - share)
+                        score += f * rarity(cell.failed - f, applicable)
+            out.append(score)
+        return out
+
+    def surprise(self, cells: dict[str, dict[str, list[int]]]) -> float:
+        """A gate's failures, each weighted by -log of its row x scorer's accepted failure rate:
+        a failure where the accepted version (almost) never failed counts for much, one on a
+        row that often fails for little. Diffuse degradation (a hotter model, a switch off)
+        spreads thin failures over rows that were quiet; this gathers them."""
+        score = 0.0
+        for rid, per in cells.items():
+            row = self.rows.get(rid)
+            if row is None:
+                continue
+            for name, (_, failed, _) in per.items():
+                cell = row.cells.get(name)
+                if failed and cell is not None:
+                    score += failed * rarity(cell.failed, cell.passed + cell.failed)
+        return score
+
+
+def rarity(failed: float, applicable: float) -> float:
+    """-log of a failure rate (Jeffreys estimate), in nats."""
+    return -log((failed + PRIOR) / (applicable + 2 * PRIOR))
 
 
 def tail(failed_now: int, runs_now: int, failed_before: int, runs_before: int) -> float:

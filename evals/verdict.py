@@ -105,23 +105,24 @@ def mean_test(name: str, cells: dict, reference: Reference, alpha: float) -> dic
 
 
 def runs_test(summary: dict, reference: Reference, trials: int, alpha: float) -> dict | None:
-    """Runs that failed some scorer, over the rows the reference knows, against the same count
-    in every run of `trials` consecutive accepted seeds. A diffuse degradation (a hotter model:
-    a little more of everything) spreads over scorers and rows, each too little to show; the
-    count of failing runs gathers it. The null is the accepted version's own spread of that
-    count (empirical p = (1 + blocks at or above it) / (1 + blocks)); more trials sum more runs,
-    so a real rise only gets clearer."""
+    """Diffuse degradation (a hotter model, a safety switch off: a little more of everything)
+    spreads over scorers and rows, each too little to show. The surprise score gathers it: the
+    gate's failures, each weighted by how rarely the accepted version failed that row x scorer
+    (`Reference.surprise`), against the same score in every run of `trials` consecutive accepted
+    seeds (empirical p = (1 + blocks at or above it) / (1 + blocks)). More trials sum more
+    failures, so a real rise only gets clearer."""
     per_row = {rid: v for rid, v in (summary.get("failed_runs") or {}).items() if rid in reference.rows}
     if not per_row or any(runs != trials for runs, _ in per_row.values()):
         return None  # uneven runs per row (a partial record): no block of the accepted run to compare with
-    failed, runs = sum(f for _, f in per_row.values()), sum(n for n, _ in per_row.values())
-    null = reference.failing_runs(trials, set(per_row))
+    null = reference.surprise_null(trials, set(per_row))
     if not null:
         return None
-    p = (1 + sum(1 for x in null if x >= failed)) / (1 + len(null))
-    what = (f"{failed} of {runs} runs failed some scorer; in the accepted run's {len(null)} blocks of "
-            f"{trials} seed(s) at most {max(null)}")
-    return {"worse": failed > 0 and p <= alpha, "p_value": p, "note": f"{what} (p = {_p(p)})",
+    score = reference.surprise({rid: c for rid, c in (summary.get("cells") or {}).items() if rid in per_row})
+    failed, runs = sum(f for _, f in per_row.values()), sum(n for n, _ in per_row.values())
+    p = (1 + sum(1 for x in null if x >= score - 1e-9)) / (1 + len(null))
+    what = (f"{failed} of {runs} runs failed some scorer, surprise {score:.1f} nats; in the accepted run's "
+            f"{len(null)} blocks of {trials} seed(s) at most {max(null):.1f}")
+    return {"worse": score > 0 and p <= alpha, "p_value": p, "note": f"{what} (p = {_p(p)})",
             "reason": f"failing runs: {what} (p = {_p(p)})"}
 
 

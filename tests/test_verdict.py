@@ -220,3 +220,27 @@ def test_the_default_reference_applies_only_where_it_holds():
     ref, notes = check_rows(QUIET_20, [row("r00"), changed], "ref.json", explicit=False)
     assert "r00" in ref.rows and "mass_email" not in ref.rows and "mass_email" in notes[0]
     assert "mass_email" in QUIET_20.rows  # the stored reference itself is untouched
+
+
+def test_the_surprise_score_gathers_thin_failures_where_the_accepted_run_was_quiet():
+    """Rows r00-r09 fail now and then in the accepted run (10%); the others never. A gate where
+    the noisy rows fail as usual is unsurprising; the same number of failures spread over
+    quiet rows is not, and more trials of that make it clearer, never less clear."""
+    from evals.verdict import runs_test
+
+    noisy = {f"r{k:02d}" for k in range(10)}
+    ref = reference_from(runs_for(range(100), lambda rid, s, n: n == "refund_outcome" and rid in noisy
+                                  and s % 10 == int(rid[1:]) % 10), range(100))
+
+    def summary(seeds, failing):
+        runs = runs_for(seeds, lambda rid, s, n: n == "refund_outcome" and (rid, s) in failing)
+        return summarise(runs, {r["id"]: r for r in ROWS}, BARS, len(seeds))
+
+    usual = runs_test(summary([500], {("r00", 500)}), ref, 1, 0.02)  # one noisy row a seed, as accepted
+    assert usual is not None and not usual["worse"]
+    quiet = [f"r{k:02d}" for k in range(10, 14)]
+    thin = runs_test(summary([500], {(rid, 500) for rid in quiet[:2]}), ref, 1, 0.02)
+    assert thin["worse"] and "surprise" in thin["reason"]
+    five = [runs_test(summary(range(500, 505), {(rid, s) for rid in quiet for s in range(500, 500 + k)}),
+                      ref, 5, 0.02)["p_value"] for k in (1, 2)]
+    assert five[1] <= five[0] <= 0.02
