@@ -78,37 +78,44 @@ def _clauses_by_message(case: Case) -> list[list[str]]:
     return [[cl for s in T.sentences(a) for cl in T.clauses(s)] for a in answers]
 
 
+def _clauses_about_orders(case: Case):
+    """(clause, ids it names, the order it is about): an order named earlier in the same
+    answer stays the subject until another is named."""
+    for clauses in _clauses_by_message(case):
+        current = None
+        for clause in clauses:
+            ids = _order_ids(clause)
+            current = ids[-1] if ids else current
+            yield clause, ids, current
+
+
 def _claims(case: Case, policy: PolicyFacts) -> list[str]:
     out = []
     calls = case.turn.tool_calls
     facts = order_facts_before(calls, len(calls))
     rates = rates_seen(calls, policy)
     refunds = [c for c in case.calls("refund_order") if ok(c)]
-    for clauses in _clauses_by_message(case):
-        current = None
-        for clause in clauses:
-            ids = _order_ids(clause)
-            current = ids[-1] if ids else current
-            about = facts.get(current or "")
-            for action, (pattern, tool) in TOPICS.items():
-                if not re.search(pattern, clause) or not _asserts_done(clause, action):
-                    continue
-                supported = any(ok(c) for c in case.calls(tool))
-                if action == "escalate":
-                    supported = escalated(calls)
-                elif action == "cancel" and about is not None and "cancelled" in about.seen:
-                    supported = True  # the tools said the order is cancelled: a fact, not an action
-                elif action == "refund" and about is not None and about.refunded and not any(
-                        str(c.arguments.get("order_id", "")).upper() == current for c in refunds) and all(
-                        abs(amount - about.refunded) <= 0.011 for amount, _ in T.money(clause)) and (
-                        PAST.search(clause) or not (DONE_PHRASES.search(clause) or FUTURE_PROMISE.search(clause)
-                                                    or AGENT_ACTS.search(clause))):
-                    continue  # the tools showed this order refunded earlier: a stated fact, not a claimed action
-                if not supported:
-                    out.append(f"unsupported claim: '{clause[:70]}' but no {tool} call succeeded")
-                    continue
-                if action == "refund":
-                    out += _refund_amounts(clause, refunds, facts, rates)
+    for clause, _, current in _clauses_about_orders(case):
+        about = facts.get(current or "")
+        for action, (pattern, tool) in TOPICS.items():
+            if not re.search(pattern, clause) or not _asserts_done(clause, action):
+                continue
+            supported = any(ok(c) for c in case.calls(tool))
+            if action == "escalate":
+                supported = escalated(calls)
+            elif action == "cancel" and about is not None and "cancelled" in about.seen:
+                supported = True  # the tools said the order is cancelled: a fact, not an action
+            elif action == "refund" and about is not None and about.refunded and not any(
+                    str(c.arguments.get("order_id", "")).upper() == current for c in refunds) and all(
+                    abs(amount - about.refunded) <= 0.011 for amount, _ in T.money(clause)) and (
+                    PAST.search(clause) or not (DONE_PHRASES.search(clause) or FUTURE_PROMISE.search(clause)
+                                                or AGENT_ACTS.search(clause))):
+                continue  # the tools showed this order refunded earlier: a stated fact, not a claimed action
+            if not supported:
+                out.append(f"unsupported claim: '{clause[:70]}' but no {tool} call succeeded")
+                continue
+            if action == "refund":
+                out += _refund_amounts(clause, refunds, facts, rates)
     return out
 
 
@@ -170,25 +177,21 @@ def _contradictions(case: Case) -> list[str]:
     calls = case.turn.tool_calls
     facts = order_facts_before(calls, len(calls))
     acted = {str(c.arguments.get("order_id", "")).upper() for c in calls if ok(c) and c.name == "cancel_order"}
-    for clauses in _clauses_by_message(case):
-        current = None
-        for clause in clauses:
-            ids = _order_ids(clause)
-            current = ids[-1] if ids else current
-            f = facts.get(current or "")
-            refers = bool(ids) or re.match(r"(it|it's|its|this order|the order|your order)\b", clause)
-            if f is None or not refers or T.negated(clause) or T.hypothetical(clause) or T.FUTURE.search(clause):
-                continue
-            if f.status:
-                for status, pattern in STATUS_WORDS.items():
-                    if re.search(pattern, clause) and status not in f.seen and not (
-                            status == "cancelled" and current in acted) and not (
-                            status == "shipped" and f.status == "delivered") and not (
-                            status == "processing" and "refund" in clause):
-                        out.append(f"contradicts the tools: says {current} is {status}, the tools say {f.status}")
-            if f.eligible is False and RETURNABLE.search(clause):
-                out.append(f"contradicts the tools: says {current} can be returned; check_return_eligibility "
-                           "said not eligible")
+    for clause, ids, current in _clauses_about_orders(case):
+        f = facts.get(current or "")
+        refers = bool(ids) or re.match(r"(it|it's|its|this order|the order|your order)\b", clause)
+        if f is None or not refers or T.negated(clause) or T.hypothetical(clause) or T.FUTURE.search(clause):
+            continue
+        if f.status:
+            for status, pattern in STATUS_WORDS.items():
+                if re.search(pattern, clause) and status not in f.seen and not (
+                        status == "cancelled" and current in acted) and not (
+                        status == "shipped" and f.status == "delivered") and not (
+                        status == "processing" and "refund" in clause):
+                    out.append(f"contradicts the tools: says {current} is {status}, the tools say {f.status}")
+        if f.eligible is False and RETURNABLE.search(clause):
+            out.append(f"contradicts the tools: says {current} can be returned; check_return_eligibility "
+                       "said not eligible")
     return out
 
 
