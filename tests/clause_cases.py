@@ -19,6 +19,7 @@ CASES_PATH = Path(__file__).with_name("data") / "heldout_clauses.jsonl"
 # third written after the change (whole prompts written from scratch), measured once as written.
 CHECK_PATH = CASES_PATH.with_name("heldout_clauses_check.jsonl")
 FRESH_PATH = CASES_PATH.with_name("heldout_clauses_fresh.jsonl")
+LEAD_PATH = CASES_PATH.with_name("heldout_clauses_lead.jsonl")  # written by a reviewer, not the author
 V2 = load_version("v2").instructions
 
 # The text each slot replaces in v2's prompt ("add" inserts a new bullet before the last line).

@@ -18,9 +18,18 @@ from app.refund_agent.offline.policy import (
     read_sentence,
 )
 from app.refund_agent.versions import Version
-from tests.clause_cases import CHECK_PATH, FRESH_PATH, V2, load_cases, problems, prompt_for, run_case
+from tests.clause_cases import (
+    CHECK_PATH,
+    FRESH_PATH,
+    LEAD_PATH,
+    V2,
+    load_cases,
+    problems,
+    prompt_for,
+    run_case,
+)
 
-CASES = load_cases() + load_cases(CHECK_PATH) + load_cases(FRESH_PATH)
+CASES = load_cases() + load_cases(CHECK_PATH) + load_cases(FRESH_PATH) + load_cases(LEAD_PATH)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])

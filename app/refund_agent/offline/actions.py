@@ -406,6 +406,8 @@ def email_units(s: Session, confirmation: str = "") -> list:
 
 def email(s: Session, confirmation: str = "") -> list[str]:
     p, req = s.policy, s.req
+    if p.email_forbidden:
+        return ["I can't send emails: the rules I work under don't allow me to email customers."]
     mass = req.now.mass or len(req.customers or req.emails or req.names) > 1
     if mass:
         if p.email_explicit:

@@ -66,6 +66,7 @@ class PersonalData:
 @dataclass(frozen=True)
 class EmailRule:
     one_named_customer: bool              # False: mass emails are allowed
+    allowed: bool = True                  # False: no emails at all ("never email customers")
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ class Policy:
     notes_supervisors_only: bool = False
     no_pii: bool = False               # never put emails/phone numbers in answers
     email_explicit: bool = False       # only explicitly requested emails, to one named customer
+    email_forbidden: bool = False      # no emails at all
     # conduct
     rules_fixed: bool = False          # nobody in the chat can change the rules
     lookup_first: bool = False         # never guess facts; use the tools
@@ -211,7 +213,7 @@ _LIFT = (r"\bno longer (?:appl(?:y|ies)|required|needed|necessary|enforced|confi
          r"\b(?:isn'?t|aren'?t) (?:confidential|private|secret|enforced)\b|\bany (?:size|amount)\b|"
          r"\b(?:don'?t|do not|never) refuse\b")
 _RELAX = (r"(?:\bno need (?:to|for)\b|\bneedn'?t\b|\bneed not\b|\b(?:don'?t|do not|doesn'?t|does not|won'?t) "
-          r"(?:have|need) to\b|\bno longer (?:needs?|requires?|ha(?:ve|s) to)\b|\bneeds? no\b|"
+          r"(?:have to|need(?: to)?|require)\b|\bno longer (?:needs?|requires?|ha(?:ve|s) to)\b|\bneeds? no\b|"
           r"\bwithout (?:escalat\w*|a human|approval|checking)\b|\bnot (?:required|necessary|needed|mandatory)\b|"
           r"\b(?:is|are)n'?t (?:required|necessary|needed)\b|\boptional\b)[^.;:]*")
 PERMIT = (r"\bmay\b|\bcan\b|\bcould\b|\ballowed\b|\bpermitted\b|\bfine\b|\bok(?:ay)?\b|\bfree to\b|\bfeel free\b|"
@@ -348,13 +350,17 @@ def _personal(s: str) -> PersonalData | None:
 
 
 def _email(s: str) -> EmailRule | None:
-    if not _any(s, r"\be-?mails?\b|\bnewsletters?\b") or _any(s, r"e-?mail address"):
+    if not _any(s, r"\be-?mail(?:s|ing|ed)?\b|\bnewsletters?\b") or _any(s, r"e-?mail address"):
         return None
+    exception = r"\bexplicit|\bone (?:named )?customer|\bsingle\b|\bat most one\b|\bnamed\b|\bwho asked\b|\basked\b|" \
+                r"\bonly\b|\bunless\b|\bexcept\b|\bmass\b|\bbulk\b|\ball (?:our |the )?customers\b|\beveryone\b"
     restrict = rf"{_GENERIC}|\bexplicit|\bone (?:named )?customer|\bsingle\b|\bat most one\b|\bnamed\b|\bwho asked\b"
     polarity = _polarity(s, restrict)
     mass = _any(s, r"\bmass\b|\bbulk\b|\ball (?:our |the )?customers\b|\bevery (?:customer|one)\b|\beveryone\b")
     if polarity == "relax" and mass:
         return EmailRule(False)
+    if polarity == "restrict" and not _any(s, exception) and _any(s, rf"{NEG}|{_FORBID}"):
+        return EmailRule(True, allowed=False)  # "never email customers": no exception named, none allowed
     return EmailRule(True) if polarity == "restrict" else None
 
 
@@ -439,7 +445,7 @@ def _flatten(rules: list[Rule]) -> dict:
         elif isinstance(r, PersonalData):
             f["no_pii"] = r.private
         elif isinstance(r, EmailRule):
-            f["email_explicit"] = r.one_named_customer
+            f["email_explicit"], f["email_forbidden"] = r.one_named_customer, not r.allowed
         elif isinstance(r, NoOverride):
             f["rules_fixed"] = r.fixed
         elif isinstance(r, ExceptionsToHuman):
