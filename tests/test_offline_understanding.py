@@ -1,7 +1,6 @@
 """What the offline model understands: entities, intents, paraphrases of the seed tasks,
 and its inputs (only messages, bound tools, seed, temperature)."""
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -155,18 +154,6 @@ def test_unbound_tools_are_never_called():
 def test_without_any_tools_it_answers_without_calls():
     ai = T0.invoke([SystemMessage(SEED_PROMPT), HumanMessage("What's the status of order A-1002?")])
     assert not ai.tool_calls and "get_order" in ai.content
-
-
-def test_one_model_call_is_fast():
-    bound = T0.bind_tools(tool_specs())
-    messages = [SystemMessage(SEED_PROMPT), HumanMessage("Please refund A-1001, A-1005 and A-1003.")]
-    bound.invoke(messages)  # warm caches
-    model = T0
-    start = time.process_time()  # this process's CPU time: other processes on a busy machine do not count
-    for _ in range(200):
-        model._respond(messages, bound.kwargs["tools"])
-    per_call = (time.process_time() - start) / 200
-    assert per_call < 0.001, f"{per_call * 1e6:.0f} us per call"
 
 
 def test_usage_is_estimated_from_characters():
