@@ -76,6 +76,14 @@ class Reference(BaseModel):
         return min(cap, minima[allowed] * (1 - 1e-9))  # strictly below the first block too many
 
 
+    def failing_runs(self, trials: int, rows: set[str]) -> list[int]:
+        """For every run of `trials` consecutive accepted seeds: how many (row, seed) runs of
+        these rows failed some scorer (the accepted version's own spread of that count)."""
+        failed = {rid: set().union(*(c.failed_seeds for c in row.cells.values())) if row.cells else set()
+                  for rid, row in self.rows.items() if rid in rows}
+        blocks = [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1)]
+        return [sum(1 for seeds in failed.values() for s in block if s in seeds) for block in blocks]
+
     def surprise_null(self, trials: int, rows: set[str]) -> list[float]:
         """The accepted version's own spread of the gate's surprise score (see `surprise`):
         for every run of `trials` consecutive accepted seeds, its failures weighted by how rare

@@ -25,7 +25,7 @@ from evals.stats import beta_binomial_pmf, sum_upper_tails
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
 ALPHA_ROWS = 0.02  # false alarms of the row test per gate of an unchanged version
 ALPHA_MEANS = 0.01  # false alarms of the mean tests per gate, split evenly over the scorers
-ALPHA_RUNS = 0.02  # false alarms of the failing-runs test per gate (at least 1/(blocks+1) to ever fire)
+ALPHA_RUNS = 0.02  # false alarms of each failing-runs statistic per gate (count, surprise)
 ROW_P_CAP = 0.05  # a row x scorer is never regressed at a p above this, however quiet the accepted run
 
 
@@ -104,26 +104,36 @@ def mean_test(name: str, cells: dict, reference: Reference, alpha: float) -> dic
             "gate_bar": 1 - (k_crit - 1) / applicable, "mean": 1 - failed / applicable}
 
 
-def runs_test(summary: dict, reference: Reference, trials: int, alpha: float) -> dict | None:
+def _empirical_p(value: float, null: list[float]) -> float:
+    return (1 + sum(1 for x in null if x >= value - 1e-9)) / (1 + len(null))
+
+
+def runs_test(summary: dict, reference: Reference, trials: int, alpha: float = 0.02) -> dict | None:
     """Diffuse degradation (a hotter model, a safety switch off: a little more of everything)
-    spreads over scorers and rows, each too little to show. The surprise score gathers it: the
-    gate's failures, each weighted by how rarely the accepted version failed that row x scorer
-    (`Reference.surprise`), against the same score in every run of `trials` consecutive accepted
-    seeds (empirical p = (1 + blocks at or above it) / (1 + blocks)). More trials sum more
-    failures, so a real rise only gets clearer."""
+    spreads over scorers and rows, each too little to show. Two statistics gather it, each
+    compared with its values over every run of `trials` consecutive accepted seeds (empirical
+    p = (1 + blocks at or above it) / (1 + blocks)); the gate fails when either has p <= alpha
+    (measured on held-out seeds with gate_power.py: no more false alarms than either alone,
+    more detections than either alone): the number
+    of runs that failed some scorer (more failures where failures were usual), and the
+    surprise score (`Reference.surprise`: failures weighted by how rarely the accepted version
+    failed that row x scorer: failures where it was quiet). More trials sum more failures, so
+    a real rise only gets clearer."""
     per_row = {rid: v for rid, v in (summary.get("failed_runs") or {}).items() if rid in reference.rows}
     if not per_row or any(runs != trials for runs, _ in per_row.values()):
         return None  # uneven runs per row (a partial record): no block of the accepted run to compare with
-    null = reference.surprise_null(trials, set(per_row))
-    if not null:
+    count_null = reference.failing_runs(trials, set(per_row))
+    surprise_null = reference.surprise_null(trials, set(per_row))
+    if not count_null:
         return None
-    score = reference.surprise({rid: c for rid, c in (summary.get("cells") or {}).items() if rid in per_row})
     failed, runs = sum(f for _, f in per_row.values()), sum(n for n, _ in per_row.values())
-    p = (1 + sum(1 for x in null if x >= score - 1e-9)) / (1 + len(null))
-    what = (f"{failed} of {runs} runs failed some scorer, surprise {score:.1f} nats; in the accepted run's "
-            f"{len(null)} blocks of {trials} seed(s) at most {max(null):.1f}")
-    return {"worse": score > 0 and p <= alpha, "p_value": p, "note": f"{what} (p = {_p(p)})",
-            "reason": f"failing runs: {what} (p = {_p(p)})"}
+    score = reference.surprise({rid: c for rid, c in (summary.get("cells") or {}).items() if rid in per_row})
+    p_count, p_surprise = _empirical_p(failed, count_null), _empirical_p(score, surprise_null)
+    worse = failed > 0 and min(p_count, p_surprise) <= alpha
+    what = (f"{failed} of {runs} runs failed some scorer (the accepted run's {len(count_null)} blocks of "
+            f"{trials} seed(s): at most {max(count_null)}; p = {_p(p_count)}), surprise {score:.1f} nats "
+            f"(at most {max(surprise_null):.1f}; p = {_p(p_surprise)})")
+    return {"worse": worse, "p_value": min(p_count, p_surprise), "note": what, "reason": f"failing runs: {what}"}
 
 
 def decide(record_or_summary: Any, reference: Reference | None = None, registry: dict | None = None, *,

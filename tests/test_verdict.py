@@ -236,11 +236,11 @@ def test_the_surprise_score_gathers_thin_failures_where_the_accepted_run_was_qui
         runs = runs_for(seeds, lambda rid, s, n: n == "refund_outcome" and (rid, s) in failing)
         return summarise(runs, {r["id"]: r for r in ROWS}, BARS, len(seeds))
 
-    usual = runs_test(summary([500], {("r00", 500)}), ref, 1, 0.02)  # one noisy row a seed, as accepted
+    usual = runs_test(summary([500], {("r00", 500)}), ref, 1)  # one noisy row a seed, as accepted
     assert usual is not None and not usual["worse"]
     quiet = [f"r{k:02d}" for k in range(10, 14)]
-    thin = runs_test(summary([500], {(rid, 500) for rid in quiet[:2]}), ref, 1, 0.02)
+    thin = runs_test(summary([500], {(rid, 500) for rid in quiet[:2]}), ref, 1)
     assert thin["worse"] and "surprise" in thin["reason"]
     five = [runs_test(summary(range(500, 505), {(rid, s) for rid in quiet for s in range(500, 500 + k)}),
-                      ref, 5, 0.02)["p_value"] for k in (1, 2)]
+                      ref, 5)["p_value"] for k in (1, 2)]
     assert five[1] <= five[0] <= 0.02
