@@ -22,11 +22,10 @@ import argparse
 
 from rich.markup import escape
 
-from evals.comparison import (  # noqa: F401  (compare, regressions, ... re-exported for callers of this module)
+from evals.comparison import (
     _label,
     align,
     combined_record,
-    compare,
     print_comparison,
     regressions,
 )

@@ -8,14 +8,6 @@ from evals.errors import ConfigError
 from tests.fakes.openai_server import FakeOpenAI, text_completion, tool_call_completion
 
 
-@pytest.fixture
-def openai_env(monkeypatch):
-    def use(server):
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-123456")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    return use
-
-
 async def test_openai_path_runs_tools_and_records_results(openai_env):
     replies = [tool_call_completion([("check_return_eligibility", {"order_id": "A-1001"}),
                                      ("get_order", {"order_id": "A-1001"})]),

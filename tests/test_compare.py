@@ -6,7 +6,8 @@ from math import comb
 
 import pytest
 
-from evals.compare import compare, main, print_comparison, regressions
+from evals.compare import main
+from evals.comparison import compare, print_comparison, regressions
 from evals.record import load_record, save_record
 from evals.stats import newcombe_paired_interval
 from tests.record_helpers import SCORERS, record, row, run, runs_from_pairs

@@ -13,18 +13,10 @@ from tests.fakes.openai_server import FakeOpenAI, text_completion
 from tests.test_judge_calibration import small_labels, write_labels
 
 
-@pytest.fixture
-def env(monkeypatch):
-    def use(server):
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-123456")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    return use
-
-
-def run(tmp_path, replies, env):
+def run(tmp_path, replies, openai_env):
     labels = write_labels(tmp_path / "labels.jsonl", [x for x in small_labels() if x["split"] == "test"][:1])
     with FakeOpenAI(replies) as server:
-        env(server)
+        openai_env(server)
         code = calibrate_judge.main(["--judge", "openai:judge-test", "--labels", str(labels), "--out", str(tmp_path),
                                      "--calibration", str(tmp_path / "cal.json")])
     assert code == 0
@@ -32,8 +24,8 @@ def run(tmp_path, replies, env):
         (tmp_path / "judge_disagreements-test.json").read_text())
 
 
-def test_a_canned_pass_verdict_is_read(tmp_path, env):
-    server, cal, dis = run(tmp_path, [text_completion('{"pass": true, "reason": "refund confirmed by W-0001"}')], env)
+def test_a_canned_pass_verdict_is_read(tmp_path, openai_env):
+    server, cal, dis = run(tmp_path, [text_completion('{"pass": true, "reason": "refund confirmed by W-0001"}')], openai_env)
     assert (cal["tp"], cal["fn"]) == (1, 0) and dis["count"] == 0
     sent = server.requests[0]["messages"]
     assert "Northwind support policy" in sent[0]["content"]
@@ -46,8 +38,8 @@ def test_a_canned_pass_verdict_is_read(tmp_path, env):
     (text_completion('{"pass": true, "reason": }'), "malformed JSON"),
     ({"role": "assistant", "content": None, "refusal": "I can't help with grading this."}, "refused"),
 ])
-def test_malformed_and_refused_replies_fail_closed_with_the_reason(tmp_path, env, reply, reason):
-    _, cal, dis = run(tmp_path, [reply], env)
+def test_malformed_and_refused_replies_fail_closed_with_the_reason(tmp_path, openai_env, reply, reason):
+    _, cal, dis = run(tmp_path, [reply], openai_env)
     assert (cal["tp"], cal["fn"]) == (0, 1)  # a human pass the judge could not grade counts as a fail
     assert reason in dis["disagreements"][0]["judge_reason"]
 

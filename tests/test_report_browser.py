@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evals import report
-from evals.compare import combined_record, regressions
+from evals.comparison import combined_record, regressions
 from evals.record import save_record
 from tests.record_helpers import record, row, run, runs_from_pairs
 

@@ -1,0 +1,11 @@
+"""Fixtures shared by the tests that talk to the local OpenAI-compatible fake."""
+import pytest
+
+
+@pytest.fixture
+def openai_env(monkeypatch):
+    """Point langchain-openai at a local fake server with a dummy (but well-formed) key."""
+    def use(server):
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-123456")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    return use
