@@ -26,20 +26,23 @@ DRAWS = 2000
 SEED = 20261015
 METHOD = (f"Rogan-Gladen correction; 95% interval from {DRAWS} seeded Monte Carlo draws of p, TPR, TNR "
           "from their Jeffreys Beta posteriors")
-JUDGE_SOURCES = {"offline": ("judges/offline.py", "judges/policy.py", "judges/policy_facts.py", "judges/text.py",
-                             "judges/evidence.py", "judges/notes.py", "judges/trail_checks.py",
-                             "judges/answer_checks.py", "judges/rubric_checks.py", "pii.py"),
-                 "llm": ("judges/llm.py", "judges/policy.py")}
+
+
+def judge_sources(kind: str) -> list[Path]:
+    """The files behind a judge: the offline judge is every module of evals/judges/ but the
+    LLM one, plus the PII detector (derived, so a new judge module is never left out)."""
+    here = Path(__file__).parent
+    if kind == "llm":
+        return [here / "judges" / "llm.py", here / "judges" / "policy.py"]
+    return sorted(p for p in (here / "judges").glob("*.py") if p.name != "llm.py") + [here / "pii.py"]
 
 
 def judge_fingerprint(spec: str) -> str:
     """A short hash of the code and prompt behind a judge spec: the same spec with changed
     rules is a different judge, and its old calibration no longer describes it."""
-    here = Path(__file__).parent
-    kind = "offline" if spec == "offline" else "llm"
     digest = hashlib.sha256(spec.encode())
-    for rel in JUDGE_SOURCES[kind]:
-        digest.update((here / rel).read_bytes())
+    for path in judge_sources("offline" if spec == "offline" else "llm"):
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
