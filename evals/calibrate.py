@@ -52,14 +52,14 @@ from evals.gate import (
 )
 from evals.record import load_record, save_record
 from evals.reference import DEFAULT_PATH as REFERENCE_PATH
-from evals.reference import build_reference, dump_reference, tail
+from evals.reference import RUN_STATS, build_reference, dump_reference, tail
 from evals.runner import Settings
 from evals.scorers import JUDGE_SCORERS, REGISTRY, make_evaluators, select
 from evals.seeds import format_seeds, parse_seeds
 from evals.sources import source_for
 from evals.target import TargetOptions
 from evals.thresholds import DEFAULT_PATH, Bar, Thresholds, dump_toml
-from evals.verdict import ALPHA_ROWS, ROW_P_CAP
+from evals.verdict import ALPHA_ROWS, ALPHA_RUNS, ROW_P_CAP
 
 MARGIN = {"code": 0.02, "judge": 0.05}
 MIN_TRIALS = 3
@@ -189,6 +189,11 @@ def main(argv=None) -> int:
         console.print(f"row test at {trials} trial(s): a row x scorer is regressed at p <= "
                       f"{reference.critical_p(trials, ALPHA_ROWS, ROW_P_CAP):.2g}; a row that passed all {record.meta.trials} "
                       f"accepted runs and fails {trials}/{trials} has p = {tail(trials, trials, 0, record.meta.trials):.2g}")
+        rows = frozenset(reference.rows)
+        if null := reference.null_stats(trials, rows):
+            console.print(f"failing-runs test at {trials} trial(s): fires at p <= "
+                          f"{reference.runs_critical(trials, rows, ALPHA_RUNS):.2g}; the accepted blocks reach at most "
+                          + ", ".join(f"{k} {max(x[k] for x in null):.3g}" for k in RUN_STATS))
     if zero := [n for n, b in bars.items() if b.bar <= 0]:
         return refuse(f"the bar for {zero[0]} would be {bars[zero[0]].bar:.2f}: the accepted run fails it too often")
     missing = [n for n in selected if n not in bars]

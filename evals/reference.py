@@ -20,6 +20,7 @@ from evals.stats import beta_binomial_sf
 
 DEFAULT_PATH = Path(__file__).with_name("reference.json")
 PRIOR = 0.5  # Jeffreys Beta(1/2, 1/2) prior on a row's failure rate
+_NULL_CACHE: dict = {}  # Reference.null_stats: gate_power judges hundreds of gates against one reference
 
 
 class Cell(BaseModel):
@@ -56,8 +57,7 @@ class Reference(BaseModel):
         above `cap` (a single row's own significance level). Noisy rows therefore make the
         test stricter for everyone; in a quiet accepted run a row that never failed is
         flagged by its first failure (20/20 then 1/1: p = 0.024)."""
-        # every run of `trials` consecutive accepted seeds (overlapping: more blocks, a steadier quantile)
-        blocks = [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1)]
+        blocks = self.blocks(trials)
         if not blocks:
             return 0.0
         minima = []
@@ -76,55 +76,84 @@ class Reference(BaseModel):
         return min(cap, minima[allowed] * (1 - 1e-9))  # strictly below the first block too many
 
 
-    def failing_runs(self, trials: int, rows: set[str]) -> list[int]:
-        """For every run of `trials` consecutive accepted seeds: how many (row, seed) runs of
-        these rows failed some scorer (the accepted version's own spread of that count)."""
-        failed = {rid: set().union(*(c.failed_seeds for c in row.cells.values())) if row.cells else set()
-                  for rid, row in self.rows.items() if rid in rows}
-        blocks = [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1)]
-        return [sum(1 for seeds in failed.values() for s in block if s in seeds) for block in blocks]
+    def blocks(self, trials: int) -> list[list[int]]:
+        """Every run of `trials` consecutive accepted seeds (overlapping: more blocks, a steadier quantile)."""
+        return [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1)]
 
-    def surprise_null(self, trials: int, rows: set[str]) -> list[float]:
-        """The accepted version's own spread of the gate's surprise score (see `surprise`):
-        for every run of `trials` consecutive accepted seeds, its failures weighted by how rare
-        each row x scorer's failure is in the *other* accepted seeds (left out, as a new gate's
-        seeds are)."""
-        blocks = [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1)]
+    def run_stats(self, cells: dict[str, dict[str, list[int]]], failed_runs: dict[str, list[int]]) -> dict[str, float]:
+        """A gate's failing-runs statistics (see RUN_STATS), over the rows the reference holds."""
+        count = sum(f for rid, (_, f) in failed_runs.items() if rid in self.rows)
+        failures = [(f, cell.failed, cell.passed + cell.failed)
+                    for rid, per in cells.items() if rid in self.rows
+                    for name, (_, f, _) in per.items()
+                    if f and (cell := self.rows[rid].cells.get(name)) is not None]
+        return {"count": count, **_weighted(failures)}
+
+    def null_stats(self, trials: int, rows: frozenset[str]) -> list[dict[str, float]]:
+        """The same statistics for every block of `trials` accepted seeds, judged as a new gate
+        of the unchanged version: each block's failures are weighted by the rates of the *other*
+        accepted seeds (left out, as a new gate's seeds are), so a row x scorer that failed only
+        inside the block counts as never failing, as it would in a fresh gate."""
+        key = (id(self.rows), trials, rows)
+        hit = _NULL_CACHE.get(key)
+        if hit is not None and hit[0] is self.rows:  # the entry holds its rows, so their id is not reused
+            return hit[1]
         share = trials / max(1, len(self.seeds))
         out = []
-        for block in blocks:
-            inside, score = set(block), 0.0
-            for rid, row in self.rows.items():
-                if rid not in rows:
-                    continue
+        for block in self.blocks(trials):
+            inside, failing, failures = set(block), 0, []
+            for rid in sorted(rows):
+                row = self.rows[rid]
+                failed_here: set[int] = set()
                 for cell in row.cells.values():
-                    f = sum(1 for s in cell.failed_seeds if s in inside)
-                    if f:
-                        applicable = (cell.passed + cell.failed) * (1 - share)
-                        score += f * rarity(cell.failed - f, applicable)
-            out.append(score)
+                    seeds = [s for s in cell.failed_seeds if s in inside]
+                    failed_here.update(seeds)
+                    if seeds:
+                        failures.append((len(seeds), cell.failed - len(seeds),
+                                         (cell.passed + cell.failed) * (1 - share)))
+                failing += len(failed_here)
+            out.append({"count": failing, **_weighted(failures)})
+        if len(_NULL_CACHE) > 64:
+            _NULL_CACHE.clear()
+        _NULL_CACHE[key] = (self.rows, out)
         return out
 
-    def surprise(self, cells: dict[str, dict[str, list[int]]]) -> float:
-        """A gate's failures, each weighted by -log of its row x scorer's accepted failure rate:
-        a failure where the accepted version (almost) never failed counts for much, one on a
-        row that often fails for little. Diffuse degradation (a hotter model, a switch off)
-        spreads thin failures over rows that were quiet; this gathers them."""
-        score = 0.0
-        for rid, per in cells.items():
-            row = self.rows.get(rid)
-            if row is None:
-                continue
-            for name, (_, failed, _) in per.items():
-                cell = row.cells.get(name)
-                if failed and cell is not None:
-                    score += failed * rarity(cell.failed, cell.passed + cell.failed)
-        return score
+    def runs_critical(self, trials: int, rows: frozenset[str], alpha: float) -> float:
+        """The p at or below which the failing-runs test fires: the smallest of the statistics'
+        empirical p-values is a max-statistic, calibrated on the accepted blocks so that at most
+        a fraction `alpha` of them would fire (one false-alarm budget for all three)."""
+        null = self.null_stats(trials, rows)
+        if not null:
+            return 0.0
+        columns = {k: [x[k] for x in null] for k in RUN_STATS}
+        minima = sorted(min(empirical_p(x[k], columns[k]) for k in RUN_STATS) for x in null)
+        allowed = floor(alpha * len(minima) + 1e-9)
+        return 1.0 if allowed >= len(minima) else minima[allowed] * (1 - 1e-9)
 
 
-def rarity(failed: float, applicable: float) -> float:
-    """-log of a failure rate (Jeffreys estimate), in nats."""
-    return -log((failed + PRIOR) / (applicable + 2 * PRIOR))
+# The failing-runs test's statistics: three score statistics for three ways a version can get
+# diffusely worse than the accepted one (evals/verdict.py: runs_test).
+RUN_STATS = {
+    "count": "runs that failed some scorer (failures up where failures were usual: rates x k)",
+    "surprise": "failures weighted by -log of their accepted rate, in nats (rates up in log terms)",
+    "novelty": "failures weighted by 1 / their accepted rate (a failure mode added where the accepted "
+               "version (almost) never failed: rates + e)",
+}
+
+
+def _weighted(failures: list[tuple[int, float, float]]) -> dict[str, float]:
+    """surprise and novelty of (failures now, accepted failures, accepted applicable runs)."""
+    surprise = novelty = 0.0
+    for f, failed, applicable in failures:
+        rate = (failed + PRIOR) / (applicable + 2 * PRIOR)  # Jeffreys estimate
+        surprise -= f * log(rate)
+        novelty += f / rate
+    return {"surprise": surprise, "novelty": novelty}
+
+
+def empirical_p(value: float, null: list[float]) -> float:
+    """(1 + null values at or above it) / (1 + null values)."""
+    return (1 + sum(1 for x in null if x >= value - 1e-9)) / (1 + len(null))
 
 
 def tail(failed_now: int, runs_now: int, failed_before: int, runs_before: int) -> float:

@@ -10,7 +10,9 @@ A gate run fails (exit 1) when
       plausible (Beta-binomial tail, Jeffreys prior), at a critical p calibrated on the
       accepted runs (evals/reference.py: Reference.critical_p), so one false alarm per
       1/ALPHA_ROWS gates of the unchanged version, however many rows and scorers there are;
-  (c) with --fail-on-regression, a scorer is significantly worse than the baseline (McNemar).
+  (c) more runs failed, or failed where they rarely or never did, than the accepted run's own
+      blocks of seeds make plausible: diffuse degradation (runs_test);
+  (d) with --fail-on-regression, a scorer is significantly worse than the baseline (McNemar).
 Exit 2: nothing to judge (no runs, interrupted, a scorer with no bar).
 """
 from __future__ import annotations
@@ -19,13 +21,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evals.reference import PRIOR, Reference, tail
+from evals.reference import PRIOR, RUN_STATS, Reference, empirical_p, tail
 from evals.stats import beta_binomial_pmf, sum_upper_tails
 
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
 ALPHA_ROWS = 0.02  # false alarms of the row test per gate of an unchanged version
 ALPHA_MEANS = 0.01  # false alarms of the mean tests per gate, split evenly over the scorers
-ALPHA_RUNS = 0.02  # false alarms of each failing-runs statistic per gate (count, surprise)
+ALPHA_RUNS = 0.02  # false alarms of the failing-runs test per gate (its three statistics together)
 ROW_P_CAP = 0.05  # a row x scorer is never regressed at a p above this, however quiet the accepted run
 
 
@@ -104,36 +106,38 @@ def mean_test(name: str, cells: dict, reference: Reference, alpha: float) -> dic
             "gate_bar": 1 - (k_crit - 1) / applicable, "mean": 1 - failed / applicable}
 
 
-def _empirical_p(value: float, null: list[float]) -> float:
-    return (1 + sum(1 for x in null if x >= value - 1e-9)) / (1 + len(null))
-
-
-def runs_test(summary: dict, reference: Reference, trials: int, alpha: float = 0.02) -> dict | None:
+def runs_test(summary: dict, reference: Reference, trials: int, alpha: float = ALPHA_RUNS) -> dict | None:
     """Diffuse degradation (a hotter model, a safety switch off: a little more of everything)
-    spreads over scorers and rows, each too little to show. Two statistics gather it, each
-    compared with its values over every run of `trials` consecutive accepted seeds (empirical
-    p = (1 + blocks at or above it) / (1 + blocks)); the gate fails when either has p <= alpha
-    (measured on held-out seeds with gate_power.py: no more false alarms than either alone,
-    more detections than either alone): the number
-    of runs that failed some scorer (more failures where failures were usual), and the
-    surprise score (`Reference.surprise`: failures weighted by how rarely the accepted version
-    failed that row x scorer: failures where it was quiet). More trials sum more failures, so
-    a real rise only gets clearer."""
+    spreads over scorers and rows, each too little to show. Three statistics gather it
+    (evals/reference.py: RUN_STATS): the number of failing runs (more failures where failures
+    were usual), the surprise (failures weighted by -log of their accepted rate) and the
+    novelty (weighted by 1 / the rate: failures where the accepted version never failed, as when
+    a safety switch is off and a slip that was refused now goes through). Each is compared with
+    its values on every block of `trials` consecutive accepted seeds (empirical p); the gate
+    fails when the smallest p is at or below a critical p calibrated on those same blocks, so
+    the three share one false-alarm budget `alpha`. More trials sum more failures, so a real
+    rise only gets clearer."""
     per_row = {rid: v for rid, v in (summary.get("failed_runs") or {}).items() if rid in reference.rows}
     if not per_row or any(runs != trials for runs, _ in per_row.values()):
         return None  # uneven runs per row (a partial record): no block of the accepted run to compare with
-    count_null = reference.failing_runs(trials, set(per_row))
-    surprise_null = reference.surprise_null(trials, set(per_row))
-    if not count_null:
+    rows = frozenset(per_row)
+    null = reference.null_stats(trials, rows)
+    if not null:
         return None
-    failed, runs = sum(f for _, f in per_row.values()), sum(n for n, _ in per_row.values())
-    score = reference.surprise({rid: c for rid, c in (summary.get("cells") or {}).items() if rid in per_row})
-    p_count, p_surprise = _empirical_p(failed, count_null), _empirical_p(score, surprise_null)
-    worse = failed > 0 and min(p_count, p_surprise) <= alpha
-    what = (f"{failed} of {runs} runs failed some scorer (the accepted run's {len(count_null)} blocks of "
-            f"{trials} seed(s): at most {max(count_null)}; p = {_p(p_count)}), surprise {score:.1f} nats "
-            f"(at most {max(surprise_null):.1f}; p = {_p(p_surprise)})")
-    return {"worse": worse, "p_value": min(p_count, p_surprise), "note": what, "reason": f"failing runs: {what}"}
+    now = reference.run_stats({rid: c for rid, c in (summary.get("cells") or {}).items() if rid in rows}, per_row)
+    ps = {k: empirical_p(now[k], [x[k] for x in null]) for k in RUN_STATS}
+    critical = reference.runs_critical(trials, rows, alpha)
+    p_value = min(ps.values())
+    runs = sum(n for n, _ in per_row.values())
+    what = (f"{now['count']:.0f} of {runs} runs failed some scorer (p = {_p(ps['count'])}), surprise "
+            f"{now['surprise']:.1f} nats (p = {_p(ps['surprise'])}), novelty {now['novelty']:.0f} "
+            f"(p = {_p(ps['novelty'])}), against the accepted run's {len(null)} blocks of {trials} seed(s) "
+            f"(at most {max(x['count'] for x in null):.0f} runs, {max(x['surprise'] for x in null):.1f} nats, "
+            f"{max(x['novelty'] for x in null):.0f}; fails at p <= {_p(critical)})")
+    worse = now["count"] > 0 and p_value <= critical
+    which = min(ps, key=lambda k: (ps[k], list(RUN_STATS).index(k)))
+    return {"worse": worse, "p_value": p_value, "critical": critical, "stats": now, "which": which,
+            "note": what, "reason": f"failing runs ({which}): {what}"}
 
 
 def decide(record_or_summary: Any, reference: Reference | None = None, registry: dict | None = None, *,

@@ -131,7 +131,7 @@ def gate_blocks(runs, rows, blocks, reference, reg) -> list[dict]:
         v = decide(summarise(block_runs, rows, bars, len(block)), reference, reg)
         gave = [f"{x.row_id} / {x.scorer}" for x in v.regressed]
         gave += [f"{n} mean" for n, s in v.scorers.items() if s.ok is False]
-        gave += ["failing runs" for r in v.reasons if r.startswith("failing runs")]
+        gave += [r.split(":")[0] for r in v.reasons if r.startswith("failing runs")]  # "failing runs (novelty)"
         out.append({"seeds": format_seeds(block), "exit_code": v.exit_code, "gave_away": gave, "line": v.line})
     return out
 

@@ -244,3 +244,56 @@ def test_the_surprise_score_gathers_thin_failures_where_the_accepted_run_was_qui
     five = [runs_test(summary(range(500, 505), {(rid, s) for rid in quiet for s in range(500, 500 + k)}),
                       ref, 5)["p_value"] for k in (1, 2)]
     assert five[1] <= five[0] <= 0.02
+
+
+def _slips(rates: dict[str, float], through=frozenset()):
+    """A version whose rows slip at these rates (seeded per row and seed). A slip always fails
+    no_forbidden_action (the write was attempted); on the rows in `through` the write also went
+    through and fails refund_outcome, as when hardened tools no longer refuse it."""
+    def fail(rid, s, n):
+        slipped = random.Random(f"{rid}:{s}").random() < rates.get(rid, 0.0)
+        return slipped and (n == "no_forbidden_action" or (rid in through and n == "refund_outcome"))
+    return fail
+
+
+RATES = {f"r{k:02d}": 0.10 + 0.04 * (k % 5) for k in range(20)}  # 20 rows slip 10-26% of the time
+
+
+def _runs_test(fail, seeds, ref):
+    from evals.verdict import runs_test
+
+    return runs_test(summarise(runs_for(seeds, fail), {r["id"]: r for r in ROWS}, BARS, len(seeds)), ref,
+                     len(seeds))
+
+
+def test_novelty_sees_slips_that_now_go_through_though_no_more_runs_fail():
+    """Same rows, same slip rate as accepted, but on four rows each slip now also fails a
+    scorer that never failed (a safety switch off): the count of failing runs is as usual, the
+    surprise barely moves among the usual failures (it caught 11 of these 20 blocks), the
+    novelty sees it."""
+    ref = reference_from(runs_for(range(100), _slips(RATES)), range(100))
+    usual, through = [], []
+    for start in range(1000, 1100, 5):
+        seeds = range(start, start + 5)
+        usual.append(_runs_test(_slips(RATES), seeds, ref))
+        through.append(_runs_test(_slips(RATES, {"r00", "r01", "r02", "r03"}), seeds, ref))
+    assert sum(t["worse"] for t in usual) <= 1
+    assert sum(t["worse"] for t in through) >= 18
+    # the same runs failed: only where they failed changed
+    assert [t["stats"]["count"] for t in usual] == [t["stats"]["count"] for t in through]
+
+
+def test_the_failing_runs_test_keeps_its_false_alarm_budget_on_fresh_seeds():
+    """Its three statistics share one budget (ALPHA_RUNS): on 200 fresh one-trial gates and
+    40 fresh five-trial gates of the accepted process, few more alarms than that."""
+    from evals.verdict import ALPHA_RUNS
+
+    ref = reference_from(runs_for(range(100), _slips(RATES)), range(100))
+    ones = [_runs_test(_slips(RATES), [s], ref)["worse"] for s in range(2000, 2200)]
+    fives = [_runs_test(_slips(RATES), range(s, s + 5), ref)["worse"] for s in range(3000, 3200, 5)]
+    assert sum(ones) <= 200 * ALPHA_RUNS * 2.5
+    assert sum(fives) <= 2
+    # and a version that slips three times as often is seen at five trials
+    worse = {rid: 2 * r for rid, r in RATES.items()}
+    assert sum(_runs_test(_slips(worse), range(s, s + 5), ref)["worse"]
+               for s in range(4000, 4100, 5)) >= 18
