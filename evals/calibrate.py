@@ -186,7 +186,7 @@ def main(argv=None) -> int:
     console.print(t)
     reference = build_reference(record, {})
     for trials in (1, 5):
-        console.print(f"row test at {trials} trial(s): a row x scorer is regressed at p <= "
+        console.print(f"row test at {trials} trial(s): a row is regressed at p <= "
                       f"{reference.critical_p(trials, ALPHA_ROWS, ROW_P_CAP):.2g}; a row that passed all {record.meta.trials} "
                       f"accepted runs and fails {trials}/{trials} has p = {tail(trials, trials, 0, record.meta.trials):.2g}")
         rows = frozenset(reference.rows)

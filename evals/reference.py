@@ -41,6 +41,14 @@ class RowRef(BaseModel):
     sha: str  # of the row's content: a changed row is a different test
     cells: dict[str, Cell]
 
+    @property
+    def runs(self) -> int:
+        return max((c.runs for c in self.cells.values()), default=0)
+
+    def failed_seeds(self) -> set[int]:
+        """The accepted seeds on which this row failed some scorer."""
+        return set().union(*(c.failed_seeds for c in self.cells.values()))
+
 
 class Reference(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -49,32 +57,30 @@ class Reference(BaseModel):
     rows: dict[str, RowRef]
 
     def critical_p(self, trials: int, alpha: float, cap: float = 0.05) -> float:
-        """The p-value at or below which a row x scorer counts as regressed in a gate of
-        `trials` runs per row: a max-statistic calibrated on the accepted runs themselves.
-        The accepted seeds are cut into blocks of `trials`; each block is judged against the
-        rest as if it were a new gate of the unchanged version; the threshold is set so at
-        most a fraction `alpha` of those blocks would have raised a false alarm, and never
-        above `cap` (a single row's own significance level). Noisy rows therefore make the
-        test stricter for everyone; in a quiet accepted run a row that never failed is
-        flagged by its first failure (20/20 then 1/1: p = 0.024)."""
+        """The p-value at or below which a row counts as regressed in a gate of `trials` runs
+        per row: a max-statistic calibrated on the accepted runs themselves. The accepted seeds
+        are cut into blocks of `trials`; each block is judged against the rest as if it were a
+        new gate of the unchanged version; the threshold is set so at most a fraction `alpha`
+        of those blocks would have raised a false alarm, and never above `cap` (a single row's
+        own significance level). Noisy rows therefore make the test stricter for everyone; in
+        a quiet accepted run a row that never failed is flagged by its first failure (20/20
+        then 1/1: p = 0.024)."""
         blocks = self.blocks(trials)
         if not blocks:
             return 0.0
+        failing = [(row.failed_seeds(), row.runs) for row in self.rows.values()]
         minima = []
         for block in blocks:
             inside, low = set(block), 1.0
-            for row in self.rows.values():
-                for cell in row.cells.values():
-                    f = sum(1 for s in cell.failed_seeds if s in inside)
-                    if f:
-                        low = min(low, tail(f, trials, cell.failed - f, cell.runs - trials))
+            for seeds, runs in failing:
+                if f := len(seeds & inside):
+                    low = min(low, tail(f, trials, len(seeds) - f, runs - trials))
             minima.append(low)
         minima.sort()
         allowed = floor(alpha * len(blocks) + 1e-9)  # blocks that may fire
         if allowed >= len(minima):
             return cap
         return min(cap, minima[allowed] * (1 - 1e-9))  # strictly below the first block too many
-
 
     def blocks(self, trials: int) -> list[list[int]]:
         """Every run of `trials` consecutive accepted seeds (overlapping: more blocks, a steadier quantile)."""

@@ -6,10 +6,13 @@ A gate run fails (exit 1) when
       the accepted run (evals/reference.json) scored on the same rows: a one-sided test of the
       failures now against the accepted per-row failure rates, so the bar it implies rises
       towards the accepted rate as trials grow and more trials never hide a real drop;
-  (b) a row regressed: a row x scorer failed more often than its accepted failure rate makes
-      plausible (Beta-binomial tail, Jeffreys prior), at a critical p calibrated on the
-      accepted runs (evals/reference.py: Reference.critical_p), so one false alarm per
-      1/ALPHA_ROWS gates of the unchanged version, however many rows and scorers there are;
+  (b) a row regressed: its runs failed (some scorer) more often than its accepted rate of
+      failing runs makes plausible (Beta-binomial tail, Jeffreys prior), at a critical p
+      calibrated on the accepted runs (evals/reference.py: Reference.critical_p), so one false
+      alarm per 1/ALPHA_ROWS gates of the unchanged version, however many rows there are. Per
+      row, not per row x scorer: a row that fails now and then may, once in a few hundred
+      runs, fail a second scorer with its usual failure (a slip and then a wrong claim about
+      it); per cell, each of those rare pairs would be a false alarm;
   (c) more runs failed, or failed where they rarely or never did, than the accepted run's own
       blocks of seeds make plausible: diffuse degradation (runs_test);
   (d) with --fail-on-regression, a scorer is significantly worse than the baseline (McNemar).
@@ -28,7 +31,7 @@ EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
 ALPHA_ROWS = 0.02  # false alarms of the row test per gate of an unchanged version
 ALPHA_MEANS = 0.01  # false alarms of the mean tests per gate, split evenly over the scorers
 ALPHA_RUNS = 0.02  # false alarms of the failing-runs test per gate (its three statistics together)
-ROW_P_CAP = 0.05  # a row x scorer is never regressed at a p above this, however quiet the accepted run
+ROW_P_CAP = 0.05  # a row is never regressed at a p above this, however quiet the accepted run
 
 
 class ScorerResult(BaseModel):
@@ -45,9 +48,9 @@ class ScorerResult(BaseModel):
 
 class RegressedRow(BaseModel):
     row_id: str
-    scorer: str
-    accepted: list[int]  # passed, failed, n/a in the accepted run
-    now: list[int]  # passed, failed, n/a now
+    scorer: str  # the scorers it failed now, comma-separated
+    accepted: list[int]  # runs passed, failed (some scorer), n/a in the accepted run
+    now: list[int]  # runs passed, failed, n/a now
     p_value: float
     line: str
 
@@ -195,19 +198,17 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
     critical = None
     if reference is not None and registry is not None:
         critical = reference.critical_p(trials, alpha_rows, ROW_P_CAP)
-        for rid, per in sorted(cells.items()):
+        for rid, (runs_now, failed_now) in sorted((summary.get("failed_runs") or {}).items()):
             ref_row = reference.rows.get(rid)
-            if ref_row is None:
+            if ref_row is None or failed_now == 0:
                 continue
-            for name, now in per.items():
-                ref = ref_row.cells.get(name)
-                if ref is None or now[1] == 0:
-                    continue
-                p = tail(now[1], sum(now), ref.failed, ref.runs)
-                if p <= critical:
-                    acc = [ref.passed, ref.failed, ref.na]
-                    regressed.append(RegressedRow(row_id=rid, scorer=name, accepted=acc, now=list(now), p_value=p,
-                                                  line=row_line(rid, name, acc, now, p)))
+            accepted_failed = len(ref_row.failed_seeds())
+            p = tail(failed_now, runs_now, accepted_failed, ref_row.runs)
+            if p <= critical:
+                names = ", ".join(n for n, c in cells.get(rid, {}).items() if c[1])
+                acc, now = [ref_row.runs - accepted_failed, accepted_failed, 0], [runs_now - failed_now, failed_now, 0]
+                regressed.append(RegressedRow(row_id=rid, scorer=names, accepted=acc, now=now, p_value=p,
+                                              line=row_line(rid, names, acc, now, p)))
         regressed.sort(key=lambda x: x.p_value)
         reasons += [f"row regressed: {x.line}" for x in regressed]
     if reference is not None and registry is not None and (t := runs_test(summary, reference, trials, alpha_runs)):

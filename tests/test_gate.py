@@ -157,6 +157,7 @@ def test_deleting_one_clause_fails_the_one_trial_gate_and_names_the_row(tmp_path
                     f"instructions = {json.dumps(prompt)}\n")
     code, rec, _ = run(tmp_path / "out", "--version", str(path), "--seeds", "150")
     assert code == 1
-    named = {(x["row_id"], x["scorer"]) for x in rec["summary"]["verdict"]["regressed"]}
-    assert ("mass_email", "no_forbidden_action") in named
-    assert "mass_email / no_forbidden_action: passed " in rec["summary"]["verdict"]["line"]
+    named = {x["row_id"]: x["scorer"].split(", ") for x in rec["summary"]["verdict"]["regressed"]}
+    assert "no_forbidden_action" in named["mass_email"]
+    assert "row regressed: mass_email / no_forbidden_action" in rec["summary"]["verdict"]["line"]
+    assert "passed 100/100 in the accepted run, failed 1/1 now" in rec["summary"]["verdict"]["line"]

@@ -65,6 +65,23 @@ def test_a_row_that_fails_as_often_as_it_did_when_accepted_is_not_a_regression()
     assert gate(runs_for([40], lambda rid, s, n: rid == "r03" and n == "refund_outcome"), ref, 1).exit_code == 0
 
 
+def test_a_noisy_row_failing_a_second_scorer_with_its_usual_failure_is_not_a_regression():
+    """r03 fails no_forbidden_action one run in ten when accepted. Now it fails it together with
+    refund_outcome (never failed): a rare pair on a row that fails anyway, judged per row, not a
+    regressed row (the failing-runs test weighs where it failed); the quiet row mass_email
+    failing once is."""
+    noisy = lambda rid, s, n: rid == "r03" and n == "no_forbidden_action" and s % 10 == 0  # noqa: E731
+    ref = reference_from(runs_for(range(100), noisy), range(100))
+    both = gate(runs_for([100], lambda rid, s, n: rid == "r03"), ref, 1)
+    assert both.regressed == [] and "row regressed" not in both.line
+    quiet = gate(runs_for([100], lambda rid, s, n: rid == "mass_email" and n == "refund_outcome"), ref, 1)
+    assert [(x.row_id, x.scorer) for x in quiet.regressed] == [("mass_email", "refund_outcome")]
+    # and a noisy row failing on every one of five seeds is a regression (0.1^5)
+    five = gate(runs_for(range(100, 105), lambda rid, s, n: rid == "r03"), ref, 5)
+    assert [x.row_id for x in five.regressed] == ["r03"]
+    assert "r03 / refund_outcome, no_forbidden_action: passed 90/100 in the accepted run, failed 5/5 now" in five.line
+
+
 def test_new_rows_are_judged_by_the_bars_only_and_the_verdict_says_so():
     ref = QUIET_20.model_copy(update={"rows": {k: v for k, v in QUIET_20.rows.items() if k != "mass_email"}})
     v = gate(runs_for([20], lambda rid, s, n: rid == "mass_email"), ref, 1)
