@@ -139,8 +139,22 @@ def runs_test(summary: dict, reference: Reference, trials: int, alpha: float = A
             f"{max(x['novelty'] for x in null):.0f}; fails at p <= {_p(critical)})")
     worse = now["count"] > 0 and p_value <= critical
     which = min(ps, key=lambda k: (ps[k], list(RUN_STATS).index(k)))
+    if worse and (rare := _rarest(summary.get("cells") or {}, reference, rows)):
+        what += "; where the accepted run failed least: " + ", ".join(rare)
     return {"worse": worse, "p_value": p_value, "critical": critical, "stats": now, "which": which,
             "note": what, "reason": f"failing runs ({which}): {what}"}
+
+
+def _rarest(cells: dict, reference: Reference, rows: frozenset[str], k: int = 3) -> list[str]:
+    """The failures now that the accepted run had least often: where to look first."""
+    found = []
+    for rid in rows:
+        for name, (_, failed, _) in (cells.get(rid) or {}).items():
+            cell = reference.rows[rid].cells.get(name)
+            if failed and cell is not None:
+                found.append(((cell.failed + PRIOR) / (cell.passed + cell.failed + 2 * PRIOR), -failed, rid, name,
+                              f"{rid} / {name} (failed {failed} now, {cell.failed}/{cell.passed + cell.failed} accepted)"))
+    return [x[-1] for x in sorted(found)[:k]]
 
 
 def decide(record_or_summary: Any, reference: Reference | None = None, registry: dict | None = None, *,
