@@ -82,6 +82,15 @@ class Reference(BaseModel):
             return cap
         return min(cap, minima[allowed] * (1 - 1e-9))  # strictly below the first block too many
 
+    def scorers(self) -> set[str]:
+        return {name for row in self.rows.values() for name in row.cells}
+
+    def without_scorers(self, names: set[str]) -> Reference:
+        """A copy that knows nothing of these scorers (their verdicts are judged by the bars only)."""
+        rows = {rid: RowRef(sha=row.sha, cells={n: c for n, c in row.cells.items() if n not in names})
+                for rid, row in self.rows.items()}
+        return self.model_copy(update={"rows": rows})
+
     def blocks(self, trials: int) -> list[list[int]]:
         """Every run of `trials` consecutive accepted seeds (overlapping: more blocks, a steadier quantile)."""
         return [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1)]
@@ -214,6 +223,17 @@ def load_reference(path: str | Path = DEFAULT_PATH) -> Reference:
     except ValidationError as exc:
         err = exc.errors()[0]
         raise ConfigError(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from exc
+
+
+def check_judge(ref: Reference | None, judge: str, judge_scorers: set[str]) -> tuple[Reference | None, list[str]]:
+    """A judge scorer's accepted counts hold only for the judge that gave them: with another
+    judge they measure something else, so that scorer is judged by its bar only (said in a note)."""
+    accepted = (ref.provenance.get("judge") if ref is not None else None) or judge
+    if ref is None or accepted == judge or not (gone := judge_scorers & ref.scorers()):
+        return ref, []
+    return ref.without_scorers(gone), [
+        f"the accepted run was judged by {accepted}, this run by {judge}: {', '.join(sorted(gone))} judged by "
+        f"the bar only (calibrate with --judge {judge} to compare it with an accepted run)"]
 
 
 def check_rows(ref: Reference, rows: list[dict], path: str | Path = DEFAULT_PATH, *,

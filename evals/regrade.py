@@ -24,8 +24,8 @@ from evals.console import console
 from evals.dataset import Row
 from evals.grading import grade_many
 from evals.record import load_record
-from evals.reference import load_reference
-from evals.scorers import make_evaluators
+from evals.reference import check_judge, check_rows, load_reference
+from evals.scorers import JUDGE_SCORERS, make_evaluators
 from evals.scorers import registry as scorer_registry
 from evals.thresholds import DEFAULT_PATH, load_thresholds
 from evals.verdict import finish
@@ -76,6 +76,11 @@ def main(argv=None) -> int:
                                                                                             f"{src.stem}-regraded")
     record.meta.elapsed_s = 0.0
     reference = load_reference(record.meta.reference) if record.meta.reference else None
+    if reference is not None:  # the rows as they were run, the judge as regraded now
+        reference, notes = check_rows(reference, record.rows, record.meta.reference, explicit=False)
+        reference, judge_notes = check_judge(reference, judge, JUDGE_SCORERS)
+        for note in notes + judge_notes:
+            console.print(f"[yellow]note:[/] {note}")
     # an interrupted record stays interrupted: no verdict over part of the runs (exit 2)
     return finish(record, out, scorer_registry(thresholds), reference, record.meta.complete, started,
                   report=a.report)

@@ -38,9 +38,9 @@ from evals.gate import (
 )
 from evals.record import Record, load_record, save_record
 from evals.reference import DEFAULT_PATH as REFERENCE_PATH
-from evals.reference import check_rows, load_reference
+from evals.reference import check_judge, check_rows, load_reference
 from evals.runner import Settings
-from evals.scorers import SCORER_NAMES, make_evaluators
+from evals.scorers import JUDGE_SCORERS, SCORER_NAMES, make_evaluators
 from evals.scorers import registry as scorer_registry
 from evals.seeds import seeds_from_args
 from evals.sources import source_for
@@ -213,6 +213,7 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
     reference = load_reference(m.reference) if m.reference else None
     if reference is not None:  # the same rows the run started with: the same reference cells apply
         reference, _ = check_rows(reference, record.rows, m.reference, explicit=False)
+        reference, _ = check_judge(reference, m.judge, JUDGE_SCORERS)
     return finish(record, path, registry, reference, completed, started,
                   fail_on_regression=a.fail_on_regression, report=a.report)
 
@@ -280,7 +281,8 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     record.meta.seeds = seeds
     if reference is not None:  # an explicit reference from another dataset: exit 2 here
         reference, notes = check_rows(reference, record.rows, a.reference, explicit=explicit_reference)
-        for note in notes:
+        reference, judge_notes = check_judge(reference, record.meta.judge, JUDGE_SCORERS)
+        for note in notes + judge_notes:
             console.print(f"[yellow]note:[/] {note}")
         record.meta.reference = a.reference if reference is not None else None
     record.meta.redacted = a.redact_results

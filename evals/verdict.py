@@ -174,6 +174,14 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
     if not summary or not summary.get("runs"):
         return Verdict(exit_code=EXIT_UNJUDGED, line="no runs: nothing to judge")
     cells: dict[str, dict[str, list[int]]] = summary.get("cells") or {}
+    failed_runs: dict[str, list[int]] = summary.get("failed_runs") or {}
+    if reference is not None and (unknown := set(summary["scorers"]) - reference.scorers()):
+        # scorers the reference does not hold (another judge's): the row and failing-runs tests leave them out
+        cells = {rid: {n: c for n, c in per.items() if n not in unknown} for rid, per in cells.items()}
+        failed_runs = {rid: [runs, sum(1 for f in summary.get("failing") or [] if f["row_id"] == rid
+                                       and set(f.get("failed_scorers") or [f["scorer"]]) - unknown)]
+                       for rid, (runs, _) in failed_runs.items()}
+        summary = {**summary, "cells": cells, "failed_runs": failed_runs}
     trials = summary.get("trials") or 1
     reasons: list[str] = []
     notes: list[str] = []
@@ -212,7 +220,7 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
     critical = None
     if reference is not None and registry is not None:
         critical = reference.critical_p(trials, alpha_rows, ROW_P_CAP)
-        for rid, (runs_now, failed_now) in sorted((summary.get("failed_runs") or {}).items()):
+        for rid, (runs_now, failed_now) in sorted(failed_runs.items()):
             ref_row = reference.rows.get(rid)
             if ref_row is None or failed_now == 0:
                 continue

@@ -82,6 +82,25 @@ def test_a_noisy_row_failing_a_second_scorer_with_its_usual_failure_is_not_a_reg
     assert "r03 / refund_outcome, no_forbidden_action: passed 90/100 in the accepted run, failed 5/5 now" in five.line
 
 
+def test_a_judge_scorer_from_another_judge_is_judged_by_its_bar_only():
+    """The accepted counts of a judge scorer hold for the judge that gave them. Here
+    refund_outcome plays the judge scorer: judged by another judge, its first failure on a quiet
+    row is not a regressed row (that judge may simply be stricter); the code scorer's still is."""
+    from evals.reference import check_judge
+
+    ref = QUIET_20.model_copy(update={"provenance": {"version": "v3", "judge": "offline"}})
+    assert check_judge(ref, "offline", {"refund_outcome"}) == (ref, [])
+    other, notes = check_judge(ref, "openai:gpt-4o-mini", {"refund_outcome"})
+    assert other.scorers() == {"no_forbidden_action"} and ref.scorers() == set(SCORERS)
+    assert "judged by offline, this run by openai:gpt-4o-mini: refund_outcome judged by the bar only" in notes[0]
+    judged = runs_for([20], lambda rid, s, n: rid == "mass_email" and n == "refund_outcome")
+    assert [x.row_id for x in gate(judged, ref, 1).regressed] == ["mass_email"]
+    v = gate(judged, other, 1)
+    assert v.regressed == [] and v.exit_code == 0, v.line
+    coded = runs_for([20], lambda rid, s, n: rid == "mass_email")
+    assert [(x.row_id, x.scorer) for x in gate(coded, other, 1).regressed] == [("mass_email", "no_forbidden_action")]
+
+
 def test_new_rows_are_judged_by_the_bars_only_and_the_verdict_says_so():
     ref = QUIET_20.model_copy(update={"rows": {k: v for k, v in QUIET_20.rows.items() if k != "mass_email"}})
     v = gate(runs_for([20], lambda rid, s, n: rid == "mass_email"), ref, 1)
