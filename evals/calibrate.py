@@ -110,6 +110,15 @@ def refuse(why: str) -> int:
     return cli.EXIT_UNJUDGED
 
 
+def portable(path: str) -> str:
+    """A dataset path as committed files should hold it: relative to the working directory when
+    inside it (an absolute path names one machine's checkout)."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return path
+
+
 @cli.guarded
 def main(argv=None) -> int:
     started = time.perf_counter()
@@ -209,7 +218,7 @@ def main(argv=None) -> int:
     m = record.meta
     provenance = {"version": version, "model": m.model, "judge": m.judge, "trials": m.trials,
                   "seeds": format_seeds(m.seeds), "date": date.today().isoformat(),
-                  "dataset": m.dataset, "dataset_sha256": m.dataset_sha256, "git_commit": m.git_commit,
+                  "dataset": portable(m.dataset), "dataset_sha256": m.dataset_sha256, "git_commit": m.git_commit,
                   "against": against or "none", "scorers": list(bars),
                   "method": "min(wilson_low, exact one-trial low at 0.01 over the scorers) - margin (code 0.02, judge 0.05); 1.0 if never failed"}
     reference.provenance = {k: v for k, v in provenance.items() if k != "method"}
