@@ -199,7 +199,11 @@ def main(argv=None) -> int:
                       f"{reference.critical_p(trials, ALPHA_ROWS, ROW_P_CAP):.2g}; a row that passed all {record.meta.trials} "
                       f"accepted runs and fails {trials}/{trials} has p = {tail(trials, trials, 0, record.meta.trials):.2g}")
         rows = frozenset(reference.rows)
-        if null := reference.null_stats(trials, rows):
+        null = reference.null_stats(trials, rows)
+        if len(null) * ALPHA_RUNS < 1:
+            console.print(f"failing-runs test at {trials} trial(s): not applied ({len(null)} accepted blocks; "
+                          f"{math.ceil(1 / ALPHA_RUNS)} needed)")
+        else:
             console.print(f"failing-runs test at {trials} trial(s): fires at p <= "
                           f"{reference.runs_critical(trials, rows, ALPHA_RUNS):.2g}; the accepted blocks reach at most "
                           + ", ".join(f"{k} {max(x[k] for x in null):.3g}" for k in RUN_STATS))

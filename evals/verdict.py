@@ -20,6 +20,7 @@ Exit 2: nothing to judge (no runs, interrupted, a scorer with no bar).
 """
 from __future__ import annotations
 
+from math import ceil, floor
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -127,6 +128,10 @@ def runs_test(summary: dict, reference: Reference, trials: int, alpha: float = A
     null = reference.null_stats(trials, rows)
     if not null:
         return None
+    if floor(alpha * len(null) + 1e-9) < 1:  # too few blocks to put a p of `alpha` anywhere but the very top
+        return {"worse": False, "p_value": None, "note": (
+            f"failing-runs test not applied: the accepted run has {len(null)} block(s) of {trials} seed(s), "
+            f"{ceil(1 / alpha)} needed to judge at {alpha:g} (calibrate with more trials)")}
     now = reference.run_stats({rid: c for rid, c in (summary.get("cells") or {}).items() if rid in rows}, per_row)
     ps = {k: empirical_p(now[k], [x[k] for x in null]) for k in RUN_STATS}
     critical = reference.runs_critical(trials, rows, alpha)

@@ -333,3 +333,13 @@ def test_the_failing_runs_test_keeps_its_false_alarm_budget_on_fresh_seeds():
     worse = {rid: 2 * r for rid, r in RATES.items()}
     assert sum(_runs_test(_slips(worse), range(s, s + 5), ref)["worse"]
                for s in range(4000, 4100, 5)) >= 18
+
+
+def test_too_short_an_accepted_run_does_not_judge_failing_runs_and_says_so():
+    """20 accepted seeds are 20 one-trial blocks: no p of 0.02 can be told from the top block,
+    so the failing-runs test is not applied (noted) rather than firing at an unknown rate."""
+    ref = reference_from(runs_for(range(20), _slips(RATES)), range(20))
+    t = _runs_test(_slips({rid: 3 * r for rid, r in RATES.items()}), [500], ref)
+    assert t["worse"] is False and "failing-runs test not applied" in t["note"] and "50 needed" in t["note"]
+    v = gate(runs_for([500], _slips(RATES)), ref, 1)
+    assert any("failing-runs test not applied" in n for n in v.notes)
