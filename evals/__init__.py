@@ -4,8 +4,9 @@
 
 The three layers and their contracts: a RowSource gives Rows, a Target turns a row's inputs
 into a Turn, the scorers (registry: `scorers`) grade it; `run_gate` runs all three and
-returns the exit code (`run_gate(["--agent", "mypkg.bot:run", "--dataset", "rows.jsonl"])`,
-the same arguments as `evals-gate`). Names load on first use, so `import evals` stays cheap.
+decides, as `evals-gate` does: `run_gate(bot, rows="rows.jsonl", thresholds="bars.toml")`
+returns a GateResult (`.passed`, `.verdict`, `.record`, `.path`); `run_gate_async` inside an
+event loop. Names load on first use, so `import evals` stays cheap.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ _EXPORTS = {
     "load_target": "evals.target", "user_turns": "evals.target",
     "Case": "evals.case", "ConfigError": "evals.errors",
     "Record": "evals.record", "RunResult": "evals.record", "Meta": "evals.record", "load_record": "evals.record",
-    "AgentSpec": "evals.gate", "execute": "evals.gate", "run_gate": "evals.regression:main",
+    "AgentSpec": "evals.gate", "execute": "evals.gate",
+    "run_gate": "evals.api", "run_gate_async": "evals.api", "GateResult": "evals.api",
     "scorers": "evals.scorers", "decide": "evals.verdict", "Verdict": "evals.verdict",
 }
 
@@ -32,6 +34,7 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "Expect",
+    "GateResult",
     "JsonlSource",
     "ListSource",
     "Loaded",
@@ -53,6 +56,7 @@ __all__ = [
     "load_record",
     "load_target",
     "run_gate",
+    "run_gate_async",
     "scorers",
     "target_factory",
     "user_turns",
@@ -76,12 +80,12 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily
     from evals import scorers
+    from evals.api import GateResult, run_gate, run_gate_async
     from evals.case import Case
     from evals.dataset import DatasetError, Expect, Row
     from evals.errors import ConfigError
     from evals.gate import AgentSpec, execute
     from evals.record import Meta, Record, RunResult, load_record
-    from evals.regression import main as run_gate
     from evals.sources import JsonlSource, ListSource, Loaded, OrqSource, RowSource
     from evals.target import Target, TargetOptions, load_target, target_factory, user_turns
     from evals.turn import Message, ToolCall, Turn, Usage

@@ -115,6 +115,12 @@ def missing_pairs(record: Record) -> list[tuple[Row, int]]:
 def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, path: Path,
             agents: list[AgentSpec], evaluators: list[dict]) -> bool:
     """Run the pairs into the record, checkpointing to path as runs finish. False: interrupted."""
+    return asyncio.run(execute_async(record, pairs, settings, path, agents, evaluators))
+
+
+async def execute_async(record: Record, pairs: list[tuple[Row, int]], settings: Settings, path: Path,
+                        agents: list[AgentSpec], evaluators: list[dict]) -> bool:
+    """`execute` inside a running event loop (a notebook, an async test)."""
     from evals.record import save_record
 
     last_save = [float("-inf")]  # the first finished runs reach the disk at once, then every few seconds
@@ -133,7 +139,7 @@ def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, pa
     model_calls.reset_call_stats()
     started = time.perf_counter()
     try:
-        return asyncio.run(run_plan(f"{name_of(agents[0].target)}", agents, plan, evaluators, settings, on_runs))
+        return await run_plan(f"{name_of(agents[0].target)}", agents, plan, evaluators, settings, on_runs)
     finally:
         record.meta.model_calls = model_calls.run_summary(time.perf_counter() - started, settings.parallelism)
 
@@ -154,5 +160,66 @@ def run_seeds(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], seeds: l
     return record, completed
 
 
+def gate_evaluators(settings: Settings, bars: dict[str, float]) -> list[dict]:
+    """The scorers the bars file names, in registry order: a bars file selects what runs, so
+    an agent other than Northwind's lists only the scorers that apply to it."""
+    from evals.errors import ConfigError
+    from evals.scorers import SCORER_NAMES, make_evaluators
+
+    evaluators = make_evaluators(settings.judge, judge_timeout=settings.judge_timeout, faults=settings.faults)
+    unknown = sorted(set(bars) - {e["name"] for e in evaluators})
+    if unknown:
+        raise ConfigError(f"bars for unknown scorer(s) {', '.join(unknown)}; known: {', '.join(SCORER_NAMES)}")
+    return [e for e in evaluators if e["name"] in bars]
+
+
+@dataclass
+class Prepared:
+    """A gate checked and ready to run: nothing has called the agent or written a file yet."""
+    agents: list[AgentSpec]
+    rows: list[Row]
+    settings: Settings
+    evaluators: list[dict]
+    registry: dict  # scorer name -> ScorerSpec with its bar (evals.scorers.registry)
+    reference: Any  # evals.reference.Reference, or None: judged by the bars only
+    record: Record  # empty, its meta filled
+
+    @property
+    def pairs(self) -> list[tuple[Row, int]]:
+        return [(row, seed) for row in self.rows for seed in self.record.meta.seeds]
+
+
+def prepare(agents: list[AgentSpec], source: RowSource, settings: Settings, thresholds: Any, argv: list[str], *,
+            reference_path: str | None, explicit_reference: bool = True, thresholds_path: str | None = None,
+            selection: dict[str, Any] | None = None) -> Prepared:
+    """Every check a gate makes before its first agent call (regression.py and evals.run_gate
+    share it): bars against the scorer registry, the judge, the rows against the agent, the
+    reference against the rows. thresholds: an evals.thresholds.Thresholds; settings.seeds:
+    the seeds to run. Bad input raises ConfigError/DatasetError; notes are printed."""
+    from evals.console import console
+    from evals.dataset import select
+    from evals.reference import check_judge, check_rows, load_reference
+    from evals.scorers import JUDGE_SCORERS
+    from evals.scorers import registry as scorer_registry
+
+    registry = scorer_registry(thresholds)  # a scorer without a bar, or a bar without a scorer
+    reference = load_reference(reference_path) if reference_path is not None else None
+    # bad judge, fault or bars (a scorer unknown to the registry) are argument errors, before any agent runs
+    evaluators = gate_evaluators(settings, thresholds.bars())
+    loaded = load_rows_for(source, agents[0])
+    sel = selection or {}
+    rows = select(loaded.rows, sel.get("only"), sel.get("tags"), sel.get("limit"))
+    record = new_record(agents, loaded, rows, settings, thresholds.bars(), argv, thresholds_path=thresholds_path,
+                        selection=selection)
+    if reference is not None:  # an explicit reference from another dataset: a ConfigError here
+        reference, notes = check_rows(reference, record.rows, reference_path, explicit=explicit_reference)
+        reference, judge_notes = check_judge(reference, record.meta.judge, JUDGE_SCORERS)
+        for note in notes + judge_notes:
+            console.print(f"[yellow]note:[/] {note}")
+        record.meta.reference = reference_path if reference is not None else None
+    return Prepared(agents, rows, settings, evaluators, registry, reference, record)
+
+
 __all__ = ["DEFAULT_AGENT", "DEFAULT_DATASET", "AgentSpec", "agents_for", "agents_from_meta", "execute",
+           "execute_async", "gate_evaluators", "prepare", "Prepared",
            "load_rows_for", "missing_pairs", "new_record", "run_seeds", "summarise_record"]

@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 from evals.console import console, print_json, use_stderr
-from evals.dataset import select
 from evals.errors import ConfigError
 from evals.faults import check_targets, parse_faults, server_fault
 from evals.gate import (
@@ -32,15 +31,15 @@ from evals.gate import (
     agents_for,
     agents_from_meta,
     execute,
-    load_rows_for,
+    gate_evaluators,
     missing_pairs,
-    new_record,
+    prepare,
 )
 from evals.record import Record, load_record, save_record
 from evals.reference import DEFAULT_PATH as REFERENCE_PATH
 from evals.reference import check_judge, check_rows, load_reference
 from evals.runner import Settings
-from evals.scorers import JUDGE_SCORERS, SCORER_NAMES, make_evaluators
+from evals.scorers import JUDGE_SCORERS
 from evals.scorers import registry as scorer_registry
 from evals.seeds import seeds_from_args
 from evals.sources import source_for
@@ -115,16 +114,6 @@ def check_args(a: argparse.Namespace) -> None:
     if a.report:
         cli.check_new_file(a.report, "--report", force=a.force,
                            inputs=[a.dataset, a.thresholds, a.resume, a.cache])
-
-
-def gate_evaluators(settings: Settings, bars: dict[str, float]) -> list[dict]:
-    """The scorers the bars file names, in registry order: a bars file selects what runs, so
-    an agent other than Northwind's lists only the scorers that apply to it."""
-    evaluators = make_evaluators(settings.judge, judge_timeout=settings.judge_timeout, faults=settings.faults)
-    unknown = sorted(set(bars) - {e["name"] for e in evaluators})
-    if unknown:
-        raise ConfigError(f"bars for unknown scorer(s) {', '.join(unknown)}; known: {', '.join(SCORER_NAMES)}")
-    return [e for e in evaluators if e["name"] in bars]
 
 
 def options_from(a: argparse.Namespace) -> TargetOptions:
@@ -260,40 +249,28 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     agents = agents_for(a.agent, options_from(a), a.baseline)  # unknown agent/version/model: exit 2 here
     if len(agents) > 1 and agents[0].version == agents[1].version:  # the same runs would count twice
         raise ConfigError(f"--baseline {a.baseline} is the version under test; compare with another version")
-    thresholds = load_thresholds(a.thresholds)
-    registry = scorer_registry(thresholds)  # a scorer without a bar, or a bar without a scorer: exit 2 here
     explicit_reference = a.reference is not None
-    a.reference = a.reference or str(Path(a.thresholds).with_name(REFERENCE_PATH.name))  # an agent's bars and
-    reference = None if a.no_reference else load_reference(a.reference)  # its accepted run live side by side
+    # an agent's bars and its accepted run live side by side
+    a.reference = a.reference or str(Path(a.thresholds).with_name(REFERENCE_PATH.name))
     seeds = seeds_from_args(a.seeds, a.trials if a.trials != 1 else None)
-    settings = Settings(model=a.model, judge=a.judge, trials=len(seeds), parallelism=a.parallelism,
+    settings = Settings(model=a.model, judge=a.judge, trials=len(seeds), seeds=seeds, parallelism=a.parallelism,
                         timeout=a.timeout, transport=a.transport, max_retries=a.max_retries,
                         upload=not a.no_upload, print_table=a.evaluatorq_table and not a.quiet,
                         judge_timeout=a.judge_timeout, faults=faults, fault_specs=a.fault or [],
                         workers=a.workers, cache_path=a.cache if a.workers > 1 else None)
-    # bad judge, fault or bars (a scorer unknown to the registry) are argument errors, before any agent runs
-    evaluators = gate_evaluators(settings, thresholds.bars())
-    loaded = load_rows_for(source_for(a.dataset, a.dataset_id), agents[0])
-    rows = select(loaded.rows, a.only, a.tags, a.limit)
-    check_targets(faults, [r.id for r in rows], tool_names_of(agents[0].target))
-    record = new_record(agents, loaded, rows, settings, thresholds.bars(), argv, thresholds_path=a.thresholds,
-                        selection={"only": a.only, "tags": a.tags, "limit": a.limit})
-    record.meta.seeds = seeds
-    if reference is not None:  # an explicit reference from another dataset: exit 2 here
-        reference, notes = check_rows(reference, record.rows, a.reference, explicit=explicit_reference)
-        reference, judge_notes = check_judge(reference, record.meta.judge, JUDGE_SCORERS)
-        for note in notes + judge_notes:
-            console.print(f"[yellow]note:[/] {note}")
-        record.meta.reference = a.reference if reference is not None else None
+    gate = prepare(agents, source_for(a.dataset, a.dataset_id), settings, load_thresholds(a.thresholds), argv,
+                   reference_path=None if a.no_reference else a.reference, explicit_reference=explicit_reference,
+                   thresholds_path=a.thresholds, selection={"only": a.only, "tags": a.tags, "limit": a.limit})
+    record, registry, reference = gate.record, gate.registry, gate.reference
+    check_targets(faults, [r.id for r in gate.rows], tool_names_of(agents[0].target))
     record.meta.redacted = a.redact_results
     m = record.meta
     name = f"{m.version}-vs-{m.baseline}" if m.baseline else m.version
     path = a.results_path = cli.new_results_path(a.out, name)  # a new file, never another run's
     save_record(record, path)  # an (empty, incomplete) record from the start: resumable whatever happens
-    pairs = [(row, seed) for row in rows for seed in seeds]
     cache = enable_cache(a.cache) if a.workers == 1 else None
     with server_fault_env(server_fault(faults)):
-        completed = execute(record, pairs, settings, path, agents, evaluators)
+        completed = execute(record, gate.pairs, settings, path, agents, gate.evaluators)
     print_model_calls(record)
     stats = cache.stats() if cache is not None else settings.cache_stats
     if a.cache and stats is not None:

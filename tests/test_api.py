@@ -1,0 +1,211 @@
+"""Gating one's own agent from Python (evals.run_gate): the same gate, record and verdict as
+evals/regression.py, without argument parsing or sys.exit; bad input is a ConfigError."""
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+import evals
+import examples.faq_bot as faq_bot
+from evals import compare, regrade, regression
+from evals.errors import ConfigError
+from evals.record import load_record
+from evals.target import target_factory, user_turns
+from evals.turn import Message, ToolCall, Turn
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "faq_bot"
+FAQ = {"rows": str(EXAMPLE / "dataset.jsonl"), "thresholds": str(EXAMPLE / "thresholds.toml")}
+FAQ_ROW = json.loads((EXAMPLE / "dataset.jsonl").read_text().splitlines()[0])
+FAQ_SCORERS = {"tool_use", "answer_facts", "no_forbidden_action", "no_pii_leak"}
+
+
+def results(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.glob("*.json") if not p.name.startswith("."))
+
+
+def test_the_faq_bot_passes_its_gate_through_the_api(tmp_path):
+    result = evals.run_gate(faq_bot.target, **FAQ, out=tmp_path, quiet=True)
+    assert isinstance(result, evals.GateResult)
+    assert result.passed and result.exit_code == 0 and result.verdict.line.startswith("PASS")
+    assert result.path == results(tmp_path)[0]
+    m = result.record.meta
+    assert (m.agent, m.job, m.complete, m.seeds) == ("examples.faq_bot:target", "faq-bot", True, [0])
+    assert m.reference == str(EXAMPLE / "reference.json")  # the accepted run beside the bars, as the CLI
+    assert len(result.record.runs) == 10 and all(set(r.verdicts) == FAQ_SCORERS for r in result.record.runs)
+    assert set(result.verdict.scorers) == FAQ_SCORERS and all(s.ok for s in result.verdict.scorers.values())
+
+
+def test_the_broken_faq_bot_fails_and_the_verdict_names_what_failed(tmp_path):
+    result = evals.run_gate(faq_bot.broken_target, **FAQ, out=tmp_path, quiet=True)
+    assert not result.passed and result.exit_code == 1
+    v = result.verdict
+    assert v.line.startswith("FAIL")
+    failed = {n for n, s in v.scorers.items() if s.ok is False}
+    assert {"tool_use", "answer_facts", "no_pii_leak"} <= failed and "no_forbidden_action" not in failed
+    assert all(any(r.startswith(f"{n}:") for r in v.reasons) for n in failed)
+    # the verdict returned is the verdict stored: the one finish() made
+    stored = load_record(result.path).summary["verdict"]
+    assert stored["line"] == v.line and stored["exit_code"] == 1 and stored["reasons"] == v.reasons
+
+
+def test_the_record_is_the_one_the_cli_writes(tmp_path, capsys):
+    api = evals.run_gate(faq_bot.broken_target, **FAQ, out=tmp_path / "api", quiet=True)
+    assert regression.main(["--agent", "examples.faq_bot:broken_target", "--dataset", FAQ["rows"],
+                            "--thresholds", FAQ["thresholds"], "--no-upload", "--out", str(tmp_path / "cli")]) == 1
+    cli = load_record(results(tmp_path / "cli")[0])
+    from_disk = load_record(api.path)
+    assert from_disk.model_dump() == api.record.model_dump()  # what the result holds is what the file holds
+    raw_api, raw_cli = json.loads(api.path.read_text()), json.loads(results(tmp_path / "cli")[0].read_text())
+    assert raw_api.keys() == raw_cli.keys() and raw_api["meta"].keys() == raw_cli["meta"].keys()
+    assert raw_api["meta"]["schema"] == raw_cli["meta"]["schema"]
+    assert from_disk.summary == cli.summary and from_disk.rows == cli.rows
+    assert [r.model_dump() for r in from_disk.runs] == [r.model_dump() for r in cli.runs]
+    differ = {k for k, v in from_disk.meta.model_dump().items() if cli.meta.model_dump()[k] != v}
+    assert differ <= {"argv", "started", "elapsed_s", "git_commit"}
+    # later commands read it as they read the CLI's: compare finds no flip between the two runs,
+    assert compare.main([str(results(tmp_path / "cli")[0]), str(api.path)]) == 0
+    assert "regressed (0): none" in capsys.readouterr().out
+    # and regrade re-scores its stored Turns exactly as it does the CLI's
+    regraded = []
+    for n, path in enumerate([api.path, results(tmp_path / "cli")[0]]):
+        out = tmp_path / f"regraded-{n}.json"
+        code = regrade.main([str(path), "--thresholds", FAQ["thresholds"], "--out", str(out)])
+        regraded.append((code, load_record(out).summary))
+    assert regraded[0] == regraded[1]
+
+
+# A second agent nobody calibrated here: rows and bars written in Python, no files.
+ROWS = [
+    {"id": "open", "inputs": {"message": "When are you open?", "expect": {"calls": ["lookup"], "answer": [["9 to 5"]]}},
+     "expected_output": "9 to 5 on weekdays"},
+    {"id": "weekend", "inputs": {"turns": ["hi", "Are you open on Sunday?"], "tags": ["multi-turn"],
+                                 "expect": {"calls": ["lookup"], "answer": [["closed"]]}},
+     "expected_output": "closed on Sundays"},
+]
+BARS = {"tool_use": 1.0, "answer_facts": 1.0}
+
+
+def make_bot(answers: dict[str, str], *, search: bool = True):
+    calls = []
+
+    async def hours_bot(inputs, seed):
+        calls.append(seed)
+        text = user_turns(inputs)[-1]
+        answer = answers["sun" if "sunday" in text.lower() else "week"]
+        tools = [ToolCall(name="lookup", arguments={"q": text}, result={"ok": True})] if search else []
+        return Turn(version="hours", model="rules", seed=seed, answer=answer, tool_calls=tools,
+                    messages=[Message(role="user", content=text), Message(role="assistant", content=answer)])
+
+    hours_bot.tool_names = frozenset({"lookup"})
+    return hours_bot, calls
+
+
+GOOD = {"week": "We are open 9 to 5 on weekdays.", "sun": "We are closed on Sundays."}
+
+
+def test_an_agent_written_in_python_with_rows_and_bars_in_python(tmp_path):
+    good, calls = make_bot(GOOD)
+    result = evals.run_gate(good, rows=ROWS, thresholds=BARS, seeds=[0, 1], out=tmp_path, quiet=True)
+    assert result.passed, result.verdict.line
+    assert sorted(calls) == [0, 0, 1, 1] and result.record.meta.reference is None  # bars only: none given
+    assert result.record.meta.thresholds == BARS and set(result.verdict.scorers) == set(BARS)
+
+    wrong, _ = make_bot({**GOOD, "sun": "Sunday hours are 10 to 4."})
+    failed = evals.run_gate(wrong, rows=ROWS, thresholds=BARS, seeds="0-1", out=tmp_path, quiet=True)
+    assert failed.exit_code == 1 and "answer_facts" in failed.verdict.line and "tool_use" not in failed.verdict.line
+    bad = [(r.row_id, n) for r in failed.record.runs for n, v in r.verdicts.items() if v.passed is False]
+    assert sorted(bad) == [("weekend", "answer_facts")] * 2
+
+    lazy, _ = make_bot(GOOD, search=False)
+    assert "tool_use" in evals.run_gate(lazy, rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True).verdict.line
+
+
+def test_a_factory_gets_its_version(tmp_path):
+    @target_factory
+    def hours(options):
+        bot, _ = make_bot(GOOD if options.version == "good" else {**GOOD, "week": "Open 8 to 4."})
+        bot.name, bot.version = f"hours@{options.version}", options.version
+        return bot
+
+    assert evals.run_gate(hours, version="good", rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True).passed
+    bad = evals.run_gate(hours, version="bad", rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True)
+    assert bad.exit_code == 1 and bad.record.meta.version == "bad"
+
+
+def test_inside_a_running_event_loop(tmp_path):
+    """A notebook cell or an async test: await the async variant, or call run_gate all the same."""
+    good, _ = make_bot(GOOD)
+
+    async def main():
+        awaited = await evals.run_gate_async(good, rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True)
+        called = evals.run_gate(good, rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True)
+        return awaited, called
+
+    awaited, called = asyncio.run(main())
+    assert awaited.passed and called.passed and awaited.path != called.path
+
+
+def test_quiet_prints_nothing_and_loud_prints_the_verdict(tmp_path, capsys):
+    good, _ = make_bot(GOOD)
+    evals.run_gate(good, rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True)
+    assert capsys.readouterr().out == ""
+    result = evals.run_gate(good, rows=ROWS, thresholds=BARS, out=tmp_path)
+    assert result.verdict.line in capsys.readouterr().out
+
+
+def bad_row_file(tmp_path):
+    row = json.loads(json.dumps(FAQ_ROW))
+    row["inputs"]["expect"]["forbid"] = ["refund_order"]  # a tool the FAQ bot does not have
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("change, fragment", [
+    ({"thresholds": {"tool_use": 1.0, "tool_usage": 1.0}}, "unknown scorer 'tool_usage'"),
+    ({"thresholds": {}}, "no bar for scorer"),
+    ({"thresholds": {"tool_use": 1.5}}, "outside (0, 1]"),
+    ({"thresholds": {"tool_use": "high"}}, "tool_use"),
+    ({"thresholds": "nowhere/bars.toml"}, "no thresholds file"),
+    ({"rows": "nowhere.jsonl"}, "no such dataset file"),
+    ({"rows": [{"id": "x", "inputs": {}}]}, "python row 1"),
+    ({"rows": [FAQ_ROW, FAQ_ROW]}, "duplicate id 'returns_window'"),
+    ({"rows": "BAD_ROW_FILE"}, "unknown tool 'refund_order'"),
+    ({"rows": 42}, "expected a JSONL path"),
+    ({"seeds": []}, "seeds"),
+    ({"seeds": [0, 0]}, "repeats a seed"),
+    ({"parallelism": 0}, "parallelism"),
+    ({"timeout": 0}, "timeout must be a positive"),
+    ({"reference": str(REPO / "evals" / "reference.json")}, "another dataset"),
+    ({"version": "v2"}, "needs an agent factory"),
+    ({"target": faq_bot.FAQ}, "not an async callable"),
+    ({"target": "examples.faq_bot:nothing"}, "has no attribute 'nothing'"),
+])
+def test_bad_input_is_a_one_line_config_error_before_any_agent_call(tmp_path, change, fragment):
+    called = []
+
+    async def spy(inputs, seed):
+        called.append(seed)
+        return await faq_bot.target(inputs, seed)
+
+    spy.name, spy.tool_names = "faq-bot", faq_bot.target.tool_names
+    kwargs = {**FAQ, "out": tmp_path / "out", "quiet": True, **change}
+    if kwargs["rows"] == "BAD_ROW_FILE":
+        kwargs["rows"] = bad_row_file(tmp_path)
+    with pytest.raises(ConfigError) as err:
+        evals.run_gate(kwargs.pop("target", spy), **kwargs)
+    message = str(err.value)
+    assert fragment in message and "\n" not in message
+    assert called == [] and results(tmp_path / "out") == []  # nothing ran, no results file
+
+
+def test_no_reference_beside_the_bars_is_an_error_unless_declined(tmp_path):
+    bars = tmp_path / "bars.toml"
+    bars.write_text((EXAMPLE / "thresholds.toml").read_text())
+    with pytest.raises(ConfigError, match="reference=False"):
+        evals.run_gate(faq_bot.target, rows=FAQ["rows"], thresholds=bars, out=tmp_path, quiet=True)
+    result = evals.run_gate(faq_bot.target, rows=FAQ["rows"], thresholds=bars, reference=False, out=tmp_path,
+                            quiet=True)
+    assert result.passed and result.record.meta.reference is None
