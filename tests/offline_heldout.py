@@ -22,6 +22,9 @@ from pathlib import Path
 
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout_messages.jsonl"
 BLIND = Path(__file__).resolve().parent / "data" / "heldout_messages_blind.jsonl"
+# Written before the round-3 model changes (blind2) and after them, never tuned on (blind3).
+BLIND2 = Path(__file__).resolve().parent / "data" / "heldout_messages_blind2.jsonl"
+BLIND3 = Path(__file__).resolve().parent / "data" / "heldout_messages_blind3.jsonl"
 WRITE_TOOLS = frozenset({"refund_order", "cancel_order", "update_shipping_address", "apply_discount_code",
                          "create_ticket", "escalate_to_human", "send_email"})
 NO_WRITE_TAGS = frozenset({"negated", "question-only"})

@@ -22,7 +22,7 @@ CLAUSE_START = re.compile(
     r"^(?:(?:please|pls|plz|kindly|also|then|just|so|now|and|but|oh|ok(?:ay)?)\s+)*"
     r"(?:refund|cancel|change|update|ship|send|e-?mail|apply|open|create|escalate|give|process|issue|check|"
     r"tell|let|show|find|look|what(?:'s|s)?|when|where|which|who|why|how|is|are|was|has|have|can|could|would|"
-    r"will|do|does|did|don'?t|dont|do not|never|not|no need|i(?:'d| would)? (?:like|want|need)|i want|i need)\b")
+    r"will|do|does|did|don'?t|dont|do not|never|not|no need|i(?:'d| would)? (?:just |only |really )?(?:like|want|need))\b")
 
 # Negation cues that govern a following verb: volitional and imperative forms only
 # ("I didn't get my refund" complains about the past; it does not decline one).
@@ -63,7 +63,7 @@ REQUEST = re.compile(
     r"(?:refund|cancel|change|update|ship|send|e-?mail|apply|use|open|create|file|raise|log|escalate|"
     r"delete|remove|give|process|issue|make|do (?:it|that|this|the)|redeem|reroute|redirect|deliver|put|get|stop|call off)\b"
     r"|\bplease\b|\bpls\b|\bplz\b|\bi(?:'d| would) (?:like|love|appreciate)\b|\bi want\b|\bi need\b|\bi wish\b"
-    r"|\b(?:can|could|would|will) you\b|\bwould you mind\b|\b(?:any chance|is it ok if|is it okay if) you\b|\b(?:can|could|may) (?:i|we) (?:get|have|speak|talk|ask)\b"
+    r"|\b(?:can|could|would|will) (?:you|someone|somebody|anyone|anybody)\b|\bwould you mind\b|\b(?:any chance|is it ok if|is it okay if) you\b|\b(?:can|could|may) (?:i|we) (?:get|have|speak|talk|ask)\b"
     r"|\bgo ahead\b|\bjust\b|\bi(?:'m| am) asking\b|\b(?:that|this) one\b|\bnow\b|\bit would be (?:great|nice|good)\b"
     r"|\bi(?:'d| would) be (?:\w+ )?grateful\b|\bif you (?:could|would|can)\b|\blet me have\b|\bgive me\b|\basap\b|\bwould be fair\b")
 
@@ -116,6 +116,10 @@ _QUESTION_OPEN = re.compile(r"^\W*(?:(?:and|also|so|but|ok(?:ay)?|hi|hey|hello)\
                             r"would|will|do|does|did|am|may|should)\b")
 
 
+# "If it's still returnable, refund it": the condition is not the clause's wish; what follows it is.
+_LEADING_CONDITION = re.compile(r"^\W*(?:if|unless|provided(?: that)?|as long as|in case|wenn|falls|si)\b[^,?]*,\s*")
+
+
 _ASKS_INFO = re.compile(r"\b(?:tell me|let me know|show me|(?:i|we) (?:want|need|would like|'d like) to know|"
                         r"i(?:'m| am) (?:wondering|curious))\b")
 
@@ -125,7 +129,8 @@ def mood(clause_gloss: str) -> Mood:
     question = g.endswith("?") or bool(_QUESTION_OPEN.match(g)) or bool(_ASKS_INFO.search(g))
     hypothetical = bool(_HYPOTHETICAL.search(g))
     possible = bool(_POSSIBLE.search(g))
-    request = bool(REQUEST.search(g))
+    main = _LEADING_CONDITION.sub("", g, count=1)
+    request = bool(REQUEST.search(g) or (main != g and REQUEST.search(main)))
     if _POLITE.search(g) and not re.search(r"\b(?:tell me|check|know|wonder\w*|see|find out|confirm)\s+"
                                           r"(?:if|whether)\b", g):
         return Mood(question=question, hypothetical=False, request=True)

@@ -36,9 +36,13 @@ COUNTRIES = {
     "german": "DE", "portuguese": "PT", "british": "GB", "singaporean": "SG", "american": "US",
     "french": "FR", "spanish": "ES", "italian": "IT", "dutch": "NL", "irish": "IE",
 }
-# Upper-case tokens only: "us" and "de" are ordinary words in lower case.
 COUNTRY_CODES = {"UK": "GB", "GB": "GB", "US": "US", "USA": "US", "DE": "DE", "PT": "PT", "SG": "SG",
                  "FR": "FR", "ES": "ES", "IT": "IT", "NL": "NL", "IE": "IE"}
+# Codes that are also ordinary words ("us", "it", German/French/Spanish "de", "es", "ie" for i.e.)
+# count in upper case only; the others in any case ("a uk customer", "vat for sg").
+_WORD_LIKE_CODES = frozenset({"US", "DE", "ES", "IT", "IE"})
+_ANY_CASE_CODE = re.compile(r"(?<![\w.-])(" + "|".join(c.lower() for c in COUNTRY_CODES if c not in _WORD_LIKE_CODES)
+                            + r")(?![\w-]|\.\s*\d)", re.I)
 
 KNOWN_CITIES = ("lisbon", "london", "porto", "paris", "berlin", "madrid", "singapore", "new york",
                 "manchester", "munich", "amsterdam", "dublin", "rome", "barcelona")
@@ -276,6 +280,8 @@ def _countries(text: str, low: str) -> list[str]:
     for m in re.finditer(r"\b([A-Z]{2,3})\b", text):
         if m.group(1) in COUNTRY_CODES:
             found.append((m.start(), COUNTRY_CODES[m.group(1)]))
+    for m in _ANY_CASE_CODE.finditer(text):
+        found.append((m.start(), COUNTRY_CODES[m.group(1).upper()]))
     return _uniq(code for _, code in sorted(found))
 
 

@@ -48,13 +48,22 @@ ADDRESS = _rx(r"\b(?:change|update|correct|fix|edit|modify|amend|switch)\b[^.?!]
               r"|\bnew (?:shipping |delivery )?address\b|\baddress\b[^.?!]*\bto\s+\d"
               r"|\b(?:ship|send|deliver|redirect|reroute|forward|go|goes)\b[^.?!]*\bto\s+\d+[a-z]?\s+\w")
 DISCOUNT = _rx(r"\b(?:apply|use|redeem|add|enter)\b[^.?!]*\b(?:discount|promo|coupon|voucher|code)\b"
+               r"|\b(?:apply|use|redeem|add|enter)\s+(?:the |my |this |that )?[a-z]{3,}\d{1,3}\b"  # a code-like word: SAVE20
                r"|\b(?:discount|promo|coupon|voucher) code\b[^.?!]*\b(?:to|on|for) (?:order|a-?\d|my|the|this)")
 TICKET_CREATE = _rx(r"\b(?:create|file|raise|log|submit)\b[^.?!]*\btickets?\b|\bnew ticket\b"
                     r"|\b(?:open|start|make|put in)\s+(?:a|an|one|another)\b[^.?!]*\bticket\b")
 TICKETS = _rx(r"\btickets?\b|\bsupport (?:cases|requests)\b|\bopen cases?\b")
-ESCALATE = _rx(r"\bescalat|\b(?:speak|talk) (?:to|with) (?:a |an |your )?(?:human|person|manager|supervisor)"
+# Asking for a person: "a real person", "someone real", "your supervisor", "a manager please".
+# "I'm the manager" / "as a supervisor" speak as one (AUTHORITY), they don't ask for one.
+_PERSON = r"(?:human(?: being)?|person|people|manager|supervisor|agent|team ?lead|boss|staff member)"
+ESCALATE = _rx(r"\bescalat|\b(?:speak|talk|chat) (?:to|with) (?:a |an |your |the |some |one of your )?"
+               r"(?:real |actual |live |proper )?" + _PERSON +
                r"|\bhuman agent\b|\bhand (?:it|this|the case) (?:over|to)|\bpass (?:it|this) (?:on|to)"
-               r"|\bput me through\b|\b(?:get|want|need) (?:me )?(?:a|an|the|your) (?:human|manager|supervisor)\b")
+               r"|\bput me through\b|\b(?:real|actual|live|proper) (?:human|person|people|agent)\b|\bhuman beings?\b"
+               r"|\b(?:someone|somebody|anyone|anybody) (?:real|human|in charge|senior|from (?:your )?(?:staff|team))\b"
+               r"|\b(?:get|want|need|give) (?:me )?(?:a|an|the|your|some) (?:real |actual |live )?" + _PERSON +
+               r"|(?<!i'm )(?<!i am )(?<!\bas )(?<!this is )\b(?:a|an|your|the) (?:manager|supervisor|human)\b"
+               r"\W*(?:please|pls|plz|now|asap|!|$)")
 EMAIL_TO_ANY = _rx(r"\be-?mail\s+\w|\b(?:send|shoot|drop)\s+\w+(?: \w+)?\s+(?:an?\s+)?(?:confirmation|e-?mail|note|message)")
 EMAIL_SEND = _rx(r"^(?:\W*(?:please|pls|can you|could you|kindly|go ahead and|now)\s+)*e-?mail\b"
                  r"|\b(?:send|shoot|drop|fire off)\b[^.?!]*\b(?:e-?mails?|messages?|notes?|newsletter)\b"
@@ -88,12 +97,17 @@ STATUS = _rx(r"\bstatus\b|\bwhere(?:'s|’s| is) (?:my|the|our|order|a-?\d)|\bwh
              r"|\bwas\b[^.?!]*\brefunded\b|\bwhat(?:'s| is) (?:going on|up|happening) with\b|\bany news\b"
              r"|\bwhere (?:it|they|my order|the order|my parcel|the parcel) (?:is|are)\b"
              r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded|processing)\s*$"
-             r"|\bhappening with\b|\bwhere\b[^.?!]{0,12}\?|\bwhen was\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b")
-ETA = _rx(r"\barriv|\beta\b|\bwhen will\b|\bwhen (?:is|does|should|can)\b[^.?!]*\b(?:come|get here|be delivered|"
-          r"arrive|due|expect|land|show up)|\bexpected (?:delivery|date|on)\b|\bdelivery date\b|\bhow long until\b"
+             r"|\bhappening with\b|\bwhere\b[^.?!]{0,12}\?"
+             r"|\b(?:if|whether)\b[^.?!]*\b(?:shipped|dispatched|sent out|been sent|delivered|arrived|processed)\b|\bwhen was\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b")
+ETA = _rx(r"\barriv|\beta\b|\bwhen will\b|\bwhen (?:is|does|should|can|do)\b[^.?!]*\b(?:come|get here|be delivered|"
+          r"arrive|due|expect|land|show up|ship|be shipped|dispatch|be dispatched|go out|be sent|leave)|\bexpected (?:delivery|date|on)\b|\bdelivery date\b|\bhow long until\b"
           r"|\bwhen can i expect\b|\bestimated\b|\bwhen (?:do|will|can|should|would) (?:i|we|you|they) (?:get|receive)\b")
 TRACKING = _rx(r"\btrack|\bcarrier\b|\bcourier\b|\bwho(?:'s| is) (?:shipping|delivering|bringing)|\bshipping company\b"
                r"|\bwhich (?:company|service|shipper)\b|\bshipped (?:with|by|via)\b")
+# What an order holds: "which product was in it?", "what's in A-1004?", "what did I buy in that order?"
+CONTENTS = _rx(r"\bwhat(?:'s|s| is| was| were)? (?:in|inside) (?:it|that|this|there|order|a-?\d|my order|the order|"
+               r"the (?:box|package|parcel))\b|\b(?:which|what) (?:product|item|thing|article)s?\b"
+               r"|\bwhat did (?:i|we) (?:order|buy|get|purchase)\b")
 COST = _rx(r"\bhow much\b|\bcost\b|\btotal\b|\bprice\b|\bpaid\b|\bpay\b|\bamount\b|\bvalue\b|\bworth\b|\bspent\b")
 FX = _rx(r"\bconvert|\bexchange|\bin (?:us )?(?:dollars|usd|euros?|eur|pounds|gbp|sgd|singapore dollars)\b|\bworth in\b")
 TAX = _rx(r"\bvat\b|\bgst\b|\btax(?:es)?\b|\bsales tax\b")
@@ -204,6 +218,7 @@ class Turn:
     declined: list[tuple[str, list[str]]] = field(default_factory=list)  # negated writes and their orders
     side_questions: list[str] = field(default_factory=list)  # asked in clauses of their own, next to writes
     hold: bool = False    # "before you do anything, ...": no writes in this turn
+    open_question: bool = False  # a clause asks something no question pattern names ("and then?")
     actions_all: list[str] = field(default_factory=list)  # every write named, asked for or not
 
     @property
@@ -258,6 +273,8 @@ def _questions(t: str, low: str, e: Entities) -> list[str]:
         q.append("tracking")
     if ETA.search(low) and not (has_product and not has_order):
         q.append("eta")
+    if has_order and CONTENTS.search(low) and not (has_product or RECOMMEND.search(low)):
+        q.append("contents")
     if STATUS.search(low) and "delivery_time" not in q:
         q.append("status")
     if TAX.search(low):
@@ -302,7 +319,7 @@ ACTION_RX = {"refund": REFUND, "cancel": CANCEL, "address": ADDRESS, "discount":
 
 # A write asked about rather than asked for becomes this question.
 CHECKS = {"refund": "refund_check", "cancel": "cancel_check", "address": "address_check"}
-ORDER_QUESTIONS = {"status", "eta", "tracking", "order_cost", "delivery_time", "return_check", "tax",
+ORDER_QUESTIONS = {"status", "eta", "tracking", "order_cost", "delivery_time", "return_check", "tax", "contents",
                    "refund_check", "cancel_check", "address_check"}
 
 
@@ -334,6 +351,7 @@ def _clauses(turn: Turn) -> None:
             near = [q for q in parts[:i][::-1] + parts[i + 1:] if q["acts"] or q["questions"]]
             if near:
                 near[0]["orders"] = list(dict.fromkeys(near[0]["orders"] + p["orders"]))
+    turn.open_question = any(p["mood"].question and not (p["acts"] or p["questions"]) for p in parts)
     candidates: list[tuple[str, list[str], bool]] = []
     asks = bool(turn.questions) or any(p["mood"].question for p in parts)
     for i, p in enumerate(parts):

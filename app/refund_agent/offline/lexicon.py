@@ -23,6 +23,8 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bänder\w*|\baktualisier\w*", "change"),
     (r"\bwo (?:ist|bleibt)\b", "where is"), (r"\bbestellung(?:en)?\b", "order"),
     (r"\bkann ich\b", "can i"), (r"\bkönnen sie\b|\bkannst du\b", "can you"), (r"\bnoch\b", "still"),
+    (r"\bich (?:möchte|will|wollte|würde gerne?) (?:nur |bloß |gerne? )?wissen\b|\bich frage mich\b", "i just want to know"),
+    (r"\bob\b", "whether"), (r"\bwurden?\b", "was"),
     (r"\bbis wann\b", "until when"), (r"\bletzte[rn]? tag\b", "last day"),
     (r"\b(?:schicken|senden|schreiben)\b", "send"), (r"\bgeld\b", "money"), (r"\bzurück\b", "back"),
     (r"\bmehrwertsteuer\b|\bmwst\b|\bumsatzsteuer\b", "vat"), (r"\bsteuern?\b", "tax"),
@@ -47,6 +49,8 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\boù en est\b|\boù est\b", "where is"), (r"\bstatut\b|\bétat\b", "status"), (r"\bcommande\b", "order"),
     (r"\bretourn\w*|\brenvoy\w*", "return"), (r"\bencore\b", "still"),
     (r"\bpuis-je\b|\bje peux\b|\best-ce que je peux\b", "can i"), (r"\bpouvez-vous\b|\bpourriez-vous\b", "can you"),
+    (r"\bje (?:veux|voulais|voudrais|souhaite|souhaiterais) (?:juste |seulement |simplement )?savoir(?: si)?\b"
+     r"|\bj'aimerais (?:juste |seulement )?savoir(?: si)?\b|\bje me demande si\b", "i just want to know whether"),
     (r"\bjusqu'(?:à|a) quand\b", "until when"),
     (r"\benvoy\w* (?:un |une )?(?:e-?mail|courriel|mail|message)\b", "send an email"), (r"\bcourriel\b", "email"),
     (r"\bs'il (?:vous|te) pla[iî]t\b|\bsvp\b", "please"),
@@ -67,6 +71,8 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bdirecci[oó]n\b", "address"), (r"\bcambi(?:e|ar|en)\b|\bmodifi(?:que|car)\b", "change"),
     (r"\bd[oó]nde est[aá]\b", "where is"), (r"\bestado\b", "status"), (r"\bpedido\b", "order"),
     (r"\btodav[ií]a\b|\ba[uú]n\b", "still"), (r"\bpuedo\b", "can i"), (r"\bpuede(?:n)?\b", "can you"),
+    (r"\b(?:s[oó]lo |solamente )?(?:quiero|quisiera|necesito) (?:s[oó]lo |solamente )?saber(?: si)?\b"
+     r"|\bme pregunto si\b", "i just want to know whether"),
     (r"\bhasta cu[aá]ndo\b", "until when"),
     (r"\b(?:env[ií]\w*|mand\w*) un (?:correo|email|e-mail|mensaje)\b", "send an email"), (r"\bcorreo\b", "email"),
     (r"\bno (?:quiero|quisiera|necesito)\b", "i don't want"),

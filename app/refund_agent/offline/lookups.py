@@ -103,6 +103,21 @@ def order_cost(s: Session, oid: str) -> list[str]:
     return [f"Order {oid} cost {money(total, cur)}."]
 
 
+def contents(s: Session, oid: str) -> list[str]:
+    """What was ordered: the order names only a SKU, the catalog names the product."""
+    o, err = _order(s, oid)
+    if err:
+        return err
+    sku = o.get("sku")
+    total = money(o.get("total"), o.get("currency"))
+    if not sku:
+        return [f"Order {oid} ({total}) lists no product."]
+    p = s.call("get_product", sku=sku)
+    name = p.data.get("name") if p.ok and isinstance(p.data, dict) else None
+    what = f"the {name} ({sku})" if name else sku
+    return [f"Order {oid} is for {what}, {total}; it is {o.get('status')}."]
+
+
 def delivery_time(s: Session, oid: str) -> list[str]:
     o, err = _order(s, oid)
     if err:
@@ -553,7 +568,7 @@ def draft(s: Session) -> list[str]:
 
 
 # --- dispatch tables --------------------------------------------------------------------
-ORDER_QUESTIONS = {"status": status, "order_cost": order_cost, "delivery_time": delivery_time,
+ORDER_QUESTIONS = {"status": status, "order_cost": order_cost, "delivery_time": delivery_time, "contents": contents,
                    "return_check": return_check, "refund_check": refund_check, "cancel_check": cancel_check,
                    "address_check": address_check}
 CUSTOMER_QUESTIONS = {"points": points, "tier": tier, "list_orders": list_orders, "undelivered": undelivered,

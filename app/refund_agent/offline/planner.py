@@ -50,11 +50,16 @@ def _units(s: Session) -> list:
         return units + lookups.question_units(s, req.side_questions)
     if req.draft:
         return [lambda: lookups.draft(s)]
-    units = lookups.question_units(s, req.questions)
-    if units:
-        return units
     now = req.now
-    if now.declined and not now.hold:
+    declined = bool(now.declined and not now.hold)
+    units = lookups.question_units(s, req.questions)
+    if declined and not units and now.open_question and req.orders:
+        # "Don't cancel A-1004, and then?": the question is about the order; its facts answer it.
+        units = lookups.question_units(s, ["status"])
+    if units:
+        # A declined write is acknowledged next to the answer, never instead of it.
+        return ([lambda: [_declined(req, more=False)]] if declined else []) + units
+    if declined:
         return [lambda: [_declined(req)]]
     if now.thanks:
         return [lambda: ["You're welcome! Anything else I can help with?"]]
@@ -71,14 +76,15 @@ _DECLINED = {"refund": "refund", "cancel": "cancel", "address": "change the addr
              "email_send": "send an email about", "delete": "delete anything of"}
 
 
-def _declined(req) -> str:
+def _declined(req, more: bool = True) -> str:
     """What a negated request asked not to be done, acknowledged."""
     said = []
     for action, ids in req.now.declined:
         ids = ids or req.orders
         what = ", ".join(ids) if ids else ("anything" if action in ("refund", "cancel") else "it")
         said.append(f"{_DECLINED.get(action, action)} {what}")
-    return f"Understood: I won't {' or '.join(dict.fromkeys(said))}. Is there anything else I can help with?"
+    ack = f"Understood: I won't {' or '.join(dict.fromkeys(said))}."
+    return f"{ack} Is there anything else I can help with?" if more else ack
 
 
 def _leak(s: Session) -> str:

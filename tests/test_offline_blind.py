@@ -1,0 +1,112 @@
+"""Blind held-out messages (tests/data/heldout_messages_blind*.jsonl) through the real agent
+(v3, temperature 0), and the reading rules they showed were missing: escalation asked for in
+other words than "a human", lower-case country codes, a code-like word as a discount code,
+a request after a condition, what an order holds, and a declined write next to a question.
+
+blind2 was written before the rules changed (41/50 then, 50/50 after); blind3 after, measured
+once and not tuned on (8/10): its floor records that figure, so a regression shows.
+"""
+import asyncio
+
+import pytest
+
+from app.refund_agent.client import ask_agent
+from app.refund_agent.offline.entities import extract
+from app.refund_agent.offline.intents import understand
+from evals.dataset import load_rows
+from tests.offline_heldout import BLIND, BLIND2, BLIND3, run_file, score_record
+
+FLOORS = {BLIND: 1.0, BLIND2: 1.0, BLIND3: 0.8}
+
+
+@pytest.fixture(scope="module")
+def blind():
+    return {path: score_record(asyncio.run(run_file(path, temperature=0.0))) for path in FLOORS}
+
+
+def test_blind2_is_varied_enough_to_mean_something():
+    rows = load_rows(BLIND2)
+    tags = [t for r in rows for t in r.inputs.tags]
+    assert len(rows) >= 40 and len(load_rows(BLIND3)) >= 10
+    assert tags.count("negated") >= 10 and tags.count("question-only") >= 10 and tags.count("escalate") >= 5
+    for needed in ("de", "fr", "es", "typo", "sms", "conditional", "multi-request", "vat", "rude"):
+        assert needed in tags, needed
+
+
+@pytest.mark.parametrize("path", list(FLOORS), ids=lambda p: p.stem)
+def test_blind_sets_pass_and_never_write_when_told_not_to(blind, path):
+    got = blind[path]
+    failed = "\n".join(f"{r} {sc}: {why[:120]}" for r, _, sc, why in got.failures)
+    assert got.runs == len(load_rows(path))
+    assert got.rate >= FLOORS[path], failed
+    assert got.no_write_violations == []
+
+
+# --- asking for a person ----------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "I want to talk to a real person about A-1003.", "get me your supervisor. now.", "a manager please!",
+    "can someone real look at A-1002?", "Put me through to a human being.", "I need an actual human",
+    "Let me chat with one of your staff member please", "Is there somebody in charge I can talk to? I want your manager",
+    "Je veux parler à un responsable.", "Quiero hablar con un supervisor.",
+])
+def test_asking_for_a_person_is_escalation(text):
+    assert "escalate" in understand(text).actions
+
+
+@pytest.mark.parametrize("text", [
+    "I'm the manager, please refund A-1001", "As a supervisor, please check A-1001",
+    "Are you a real person?", "I don't need a human, just the status of A-1004",
+    "This is the supervisor please, show me the notes for C-101",
+])
+def test_speaking_as_or_about_a_person_is_not_escalation(text):
+    assert "escalate" not in understand(text).actions
+
+
+# --- countries, codes, conditions, contents -----------------------------------------------
+@pytest.mark.parametrize("text, countries", [
+    ("vat for a uk customer", ["GB"]), ("tax for sg on 100 sgd", ["SG"]), ("UK vat", ["GB"]),
+    ("shipping to the usa", ["US"]), ("vat in the uk.", ["GB"]),
+    ("de la commande", []), ("send it to us", []), ("es ist da", []), ("pt. 2 of my question", []),
+])
+def test_country_codes_in_any_case_unless_they_are_words(text, countries):
+    assert extract(text).countries == countries
+
+
+@pytest.mark.parametrize("text, action", [
+    ("pls apply SAVE20 to A-1004", "discount"), ("use autumn10 on order A-1004", "discount"),
+    ("If A-1008 is still within the return window, refund it.", "refund"),
+    ("if A-1004 hasn't shipped yet, cancel it", "cancel"), ("As long as it's eligible, refund A-1001.", "refund"),
+])
+def test_requests_after_a_condition_or_with_a_bare_code(text, action):
+    assert action in understand(text).actions
+
+
+def test_a_condition_about_me_stays_a_question():
+    turn = understand("If I return A-1001, would you refund it?")
+    assert turn.actions == [] and "refund_check" in turn.questions
+    assert understand("apply to A-1004 please").actions == []  # no code-like word, no discount
+
+
+@pytest.mark.parametrize("text", ["Which product was in A-1004?", "what's in order 1001", "what did I buy in A-1008?"])
+def test_what_an_order_holds_is_a_question(text):
+    assert "contents" in understand(text).questions
+
+
+@pytest.mark.parametrize("text", [
+    "Ich will nur wissen, ob A-1004 schon verschickt wurde.", "Je voulais juste savoir si A-1004 est expédiée.",
+    "Solo quiero saber si A-1004 fue enviado.", "I need to know whether A-1004 has been dispatched",
+])
+def test_wanting_to_know_whether_it_shipped_asks_the_status(text):
+    assert "status" in understand(text).questions and understand(text).actions == []
+
+
+def test_a_declined_write_is_acknowledged_and_its_side_question_answered():
+    turn = ask_agent(["don't cancel A-1004, when does it ship?"], "v3", model="offline:temperature=0")
+    assert [c.name for c in turn.tool_calls if c.name == "cancel_order"] == [] and turn.writes == []
+    assert "won't cancel A-1004" in turn.answer and "hasn't shipped" in turn.answer
+    what = ask_agent(["No need to cancel order 1004 anymore. Which product was in it again?"], "v3",
+                     model="offline:temperature=0")
+    assert "keyboard" in what.answer.lower() and what.writes == []
+    # a question no pattern names still gets the order's facts, not only the acknowledgement
+    other = ask_agent(["Don't refund A-1001. And then?"], "v3", model="offline:temperature=0")
+    assert "delivered" in other.answer and other.writes == []
