@@ -209,3 +209,28 @@ def test_no_reference_beside_the_bars_is_an_error_unless_declined(tmp_path):
     result = evals.run_gate(faq_bot.target, rows=FAQ["rows"], thresholds=bars, reference=False, out=tmp_path,
                             quiet=True)
     assert result.passed and result.record.meta.reference is None
+
+
+def readme_block() -> str:
+    """The Python block of the README's "Gate your own agent" section."""
+    section = (REPO / "README.md").read_text().split("## Gate your own agent", 1)[1].split("\n## ", 1)[0]
+    return section.split("```python\n")[2].split("```", 1)[0]  # [1] is the target's sketch
+
+
+def test_the_readme_example_runs_as_written(tmp_path, monkeypatch):
+    code = readme_block()
+    assert "evals.run_gate(target" in code
+    (tmp_path / "examples").symlink_to(REPO / "examples")  # its relative paths; results/ lands in tmp_path
+    monkeypatch.chdir(tmp_path)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # its asserts are the test
+    assert namespace["result"].passed and len(namespace["result"].record.runs) == 30
+    assert len(results(tmp_path / "results")) == 2
+
+
+def test_the_faq_bot_example_tests_pass(tmp_path):
+    from examples.faq_bot import test_faq_bot_gate as example
+
+    example.test_the_bot_passes_its_gate(tmp_path / "a")
+    example.test_a_broken_bot_fails_it(tmp_path / "b")
+    asyncio.run(example.test_the_gate_from_async_code(tmp_path / "c"))
