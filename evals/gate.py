@@ -1,5 +1,7 @@
 """Running a gate as a library: targets, rows and settings in, a results record out.
-The commands (regression, calibrate, scripts/bench) call these; none imports another command.
+The commands (regression, calibrate, scripts/bench) and evals.run_gate (evals/api.py) call
+these; none imports another command. `prepare` makes every check a gate makes before its
+first agent call; regression.py and run_gate share it.
 
     agents = agents_for("examples.faq_bot:target", TargetOptions())      # + baseline for a factory
     loaded = load_rows_for(JsonlSource("examples/faq_bot/dataset.jsonl"), agents[0])

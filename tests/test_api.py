@@ -2,6 +2,8 @@
 evals/regression.py, without argument parsing or sys.exit; bad input is a ConfigError."""
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -234,3 +236,32 @@ def test_the_faq_bot_example_tests_pass(tmp_path):
     example.test_the_bot_passes_its_gate(tmp_path / "a")
     example.test_a_broken_bot_fails_it(tmp_path / "b")
     asyncio.run(example.test_the_gate_from_async_code(tmp_path / "c"))
+
+
+INTERRUPTED = """
+import asyncio, json, os, signal, sys
+import evals
+from examples.faq_bot import target
+
+async def bot(inputs, seed):  # Ctrl-C while the third row runs
+    if "password" in str(inputs).lower():
+        os.kill(os.getpid(), signal.SIGINT)
+        await asyncio.sleep(30)
+    return await target(inputs, seed)
+
+bot.name, bot.tool_names = "faq-bot", target.tool_names
+r = evals.run_gate(bot, rows="examples/faq_bot/dataset.jsonl", thresholds="examples/faq_bot/thresholds.toml",
+                   out=sys.argv[1], quiet=True, parallelism=1)
+print(json.dumps([r.exit_code, r.passed, r.verdict.line, str(r.path)]))
+"""
+
+
+def test_an_interrupted_run_is_exit_2_and_kept(tmp_path):
+    """In a process of its own: the signal must not reach the test runner."""
+    res = subprocess.run([sys.executable, "-c", INTERRUPTED, str(tmp_path)], cwd=REPO, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    code, passed, line, path = json.loads(res.stdout.strip().splitlines()[-1])
+    assert (code, passed, line) == (2, False, "interrupted: the run did not finish")
+    record = load_record(path)
+    assert record.meta.interrupted and "verdict" not in record.summary and len(record.runs) < 10
