@@ -15,15 +15,16 @@ from . import text as T
 GROUPS = [
     ("chargeback", "disput", "revers", "rétrofactur", "retrofactur", "contracargo", "rückbuch", "ruckbuch",
      "terugboek", "estorn", "charged back", "charge back", "bank took", "clawback", "contested",
-     "payment issue", "payment problem", "payment trouble"),
+     "payment issue", "payment problem", "payment trouble", "pulled back", "clawed back", "claw back", "contest",
+     "unauthori", "zurückgeford", "zuruckgeford", "zurückgeholt", "zurückgebucht", "reclam", "impugn"),
     ("fraud", "scam", "suspicious", "suspect", "fraude", "betrug"),
     ("abus", "rude", "aggress", "threat", "hostile"),
     ("blacklist", "banned", "blocked", "watchlist", "watch list"),
     ("refund abuse", "serial return", "excessive return"),
 ]
 NUMBER_WORDS = {"1": ("one", "once", "single", "un", "une", "uno", "una", "ein"),
-                "2": ("two", "twice", "double", "deux", "dos", "zwei", "twee", "duas", "couple"),
-                "3": ("three", "thrice", "trois", "tres", "drei", "drie", "três")}
+                "2": ("two", "twice", "double", "deux", "dos", "zwei", "twee", "duas", "dois", "due", "couple", "pair"),
+                "3": ("three", "thrice", "trois", "tres", "drei", "drie", "três", "tre")}
 STOP = set("""a an the in on of to for and or not do does did is are was were be been with by at from this that
 these those it its he she they his her their him them customer customers share shared note notes internal
 please any all no yes""".split())
@@ -46,7 +47,8 @@ def _concepts(text: str, today_year: int | None) -> set[str]:
     for year in re.findall(r"\b(20\d\d)\b", low):
         out.add(f"y{year}")
     if today_year:
-        if re.search(r"\blast year\b|\bl'an dernier\b|\bletztes jahr\b|\bel año pasado\b|\bvorig jaar\b", low):
+        if re.search(r"\blast year\b|\bl'an dernier\b|\bl'année dernière\b|\bletztes jahr\b|\bletzten jahr\b|"
+                     r"\bel año pasado\b|\bvorig jaar\b|\bl'anno scorso\b|\bano passado\b", low):
             out.add(f"y{today_year - 1}")
         if re.search(r"\bthis year\b|\bcette année\b|\bdieses jahr\b|\beste año\b|\bdit jaar\b", low):
             out.add(f"y{today_year}")

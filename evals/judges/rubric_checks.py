@@ -51,6 +51,35 @@ def _required_action(case: Case, conjunct: str) -> list[str]:
     return [f"rubric: '{conjunct[:60]}', but no {tool} call on it succeeded"]
 
 
+TELL = re.compile(r"\b(?:tells?|says?|informs?|explains?|mentions?|confirms?|lets? (?:the )?(?:customer|user|them|him|her) "
+                  r"know)\b")
+# how an answer can speak of an action, in any wording: what 'tells the customer it was X' asks for
+MENTION = {
+    "escalat": r"escalat|supervisor|human|manager|review|colleague|specialist|team|superviseur|vorgesetzt|leidinggevende|"
+               r"responsável|responsabile|weitergeleitet|transmis|doorgestuurd",
+    "refund": r"refund|reimburs|money|rembours|reembols|erstatt|terugbeta|rimbors|devol",
+    "cancel": r"cancel|annul|storn|geannuleerd|stopp",
+    "email": r"e-?mail|inbox|courriel|correo|mail",
+}
+
+
+def _untold(clause: str, answer: str) -> list[str]:
+    """'escalates it and tells the customer it was escalated', 'refunds A-1001 and says so':
+    the answer must speak of the action it is told to report."""
+    m = TELL.search(clause)
+    if not m or re.search(r"\b(no|not|never|without|nothing|may|might|can|could|optionally|if|whether)\b",
+                          clause[:m.start()].split(",")[-1]):
+        return []
+    after = clause[m.end():]
+    told = [k for k in MENTION if re.search(r"\b" + k, after)]
+    if not told and re.match(r"\s*(?:so|that|it|this|them|the customer so|the user so)?\s*$", after):
+        told = [k for k in MENTION if re.search(r"\b" + k, clause[:m.start()])]
+    # any one of the actions named is enough: 'escalates the refund and says so' is about the escalation
+    if not told or any(re.search(r"\b(?:" + MENTION[k] + ")", answer) for k in told):
+        return []
+    return [f"rubric: '{clause[:60]}', but the answer never speaks of it ({told[0]}...)"]
+
+
 def rubric_misses(case: Case) -> list[str]:
     rubric = case.row.inputs.expect.rubric or case.row.expected_output or ""
     # the rubric is about the conversation: a reason given in an earlier answer still counts
@@ -77,6 +106,7 @@ def rubric_misses(case: Case) -> list[str]:
             missing = [t for t in _tokens(clause) if not _present(t, answer)]
             if missing:
                 out.append(f"rubric: the answer misses {missing[0].upper()} that the rubric requires")
+        out += _untold(clause, answer)
         # actions the clause requires; after a colon only when the head is a label ("second turn")
         required = clause + (", " + why if re.fullmatch(r"(?:\w+ )?turns?(?: \w+)?", clause) else "")
         for conjunct in re.split(r",? and |, then |, ", required):
