@@ -3,8 +3,9 @@
 other words than "a human", lower-case country codes, a code-like word as a discount code,
 a request after a condition, what an order holds, and a declined write next to a question.
 
-blind2 was written before the rules changed (41/50 then, 50/50 after); blind3 after, measured
-once and not tuned on (8/10): its floor records that figure, so a regression shows.
+blind2 was written before the rules changed (41/50 then, 50/50 after); blind3 after the first
+batch and blind4 after the second, each measured once and not tuned on (8/10, 9/10): their floors
+record those figures, so a regression shows.
 """
 import asyncio
 
@@ -14,9 +15,9 @@ from app.refund_agent.client import ask_agent
 from app.refund_agent.offline.entities import extract
 from app.refund_agent.offline.intents import understand
 from evals.dataset import load_rows
-from tests.offline_heldout import BLIND, BLIND2, BLIND3, run_file, score_record
+from tests.offline_heldout import BLIND, BLIND2, BLIND3, BLIND4, run_file, score_record
 
-FLOORS = {BLIND: 1.0, BLIND2: 1.0, BLIND3: 0.8}
+FLOORS = {BLIND: 1.0, BLIND2: 1.0, BLIND3: 0.8, BLIND4: 0.9}
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +111,37 @@ def test_a_declined_write_is_acknowledged_and_its_side_question_answered():
     # a question no pattern names still gets the order's facts, not only the acknowledgement
     other = ask_agent(["Don't refund A-1001. And then?"], "v3", model="offline:temperature=0")
     assert "delivered" in other.answer and other.writes == []
+
+
+# --- found probing wordings after blind3 (measured again on blind4) ------------------------
+@pytest.mark.parametrize("text, declined", [
+    ("I'd rather you didn't refund A-1001", "refund"), ("Do not, under any circumstances, cancel A-1004", "cancel"),
+    ("Never, for any reason, refund A-1008", "refund"),
+])
+def test_softened_and_stressed_negations_decline(text, declined):
+    turn = understand(text)
+    assert turn.actions == [] and declined in [a for a, _ in turn.declined]
+
+
+@pytest.mark.parametrize("text", ["I'm thinking about cancelling A-1004", "I might want to cancel A-1004 later",
+                                  "considering a refund on A-1001"])
+def test_weighing_a_write_up_asks_for_nothing(text):
+    assert understand(text).actions == []
+
+
+@pytest.mark.parametrize("text, action", [
+    ("please don't refund A-1001 but do cancel A-1004", "cancel"), ("can u cancel A-1004", "cancel"),
+    ("Könnten Sie A-1008 erstatten?", "refund"), ("¿Podría cancelar el pedido A-1004?", "cancel"),
+    ("Hol mir einen Vorgesetzten", "escalate"), ("Passez-moi un responsable", "escalate"),
+    ("Je veux un humain", "escalate"), ("Pásame con un encargado", "escalate"),
+    ("transfer me to a customer service rep", "escalate"), ("Let me speak with someone who can help", "escalate"),
+])
+def test_emphatic_texted_polite_and_foreign_requests(text, action):
+    assert action in understand(text).actions
+
+
+def test_the_us_is_a_country_and_where_an_order_is_asks_its_status():
+    assert extract("sales tax in the us on 50 usd").countries == ["US"]
+    turn = understand("cancel A-1004, and refund A-1008, and tell me where A-1002 is")
+    assert turn.targets["status"] == ["A-1002"] and "status" in turn.side_questions
+    assert "status" not in understand("What would the VAT be on A-1001 if it shipped to Germany?").questions

@@ -27,7 +27,8 @@ CLAUSE_START = re.compile(
 # Negation cues that govern a following verb: volitional and imperative forms only
 # ("I didn't get my refund" complains about the past; it does not decline one).
 _NEG_BEFORE = re.compile(
-    r"(?<!why )\b(?:do not|don'?t|dont|does not|doesn'?t|never|no need (?:to|for)|not|without|"
+    r"(?<!why )\b(?:(?:rather|prefer(?:red)?(?: it)?(?: if)?) (?:you|we|they) (?:didn'?t|did not|wouldn'?t|would not)|"
+    r"do not|don'?t|dont|does not|doesn'?t|never|no need (?:to|for)|not|without|"
     r"hold off(?: on)?|never ?mind|rather not|instead of|rather than|refrain from|avoid|skip|"
     r"forget(?: about)?|(?:decided|decide) against|shouldn'?t|should not|mustn'?t|must not|won'?t need|"
     r"no longer (?:need|want))\b")
@@ -48,6 +49,9 @@ _HYPOTHETICAL = re.compile(
     r"|\bwould (?:it|that|this|a-?\d{4})\b|\bwhich currency\b"
     r"|\bhow (?:can|could|should|do|would) (?:i|we)\b|\bwhat do (?:i|we) (?:need|have) to\b|\bshould (?:i|we)\b"
     r"|\b(?:tell me|check|know|ask|wonder(?:ing)?|see|find out|let me know|confirm)\s+(?:if|whether)\b"
+    # weighing it up ("I'm thinking about cancelling A-1004") asks for nothing yet
+    r"|\b(?:thinking (?:about|of)|considering|contemplating|debating|not sure (?:if|whether|i want|about))\b"
+    r"|\b(?:might|may) (?:want|need|have) to\b"
     r"|\bentitled to\b|\bif (?:i|we)\b[^?]*\?\s*$")
 # Conventional polite requests that look like questions about possibility.
 _POLITE = re.compile(r"\bwould it be possible to\b|\bany chance (?:of|you|to)\b|\bif you (?:could|would|can)\b"
@@ -77,8 +81,18 @@ def unquoted(text: str) -> str:
     return _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
 
 
+# An aside that only stresses ("do not, under any circumstances, cancel it") is not a clause.
+_ASIDE = re.compile(r"[,–—]\s*(?:under (?:any|no) circumstances|whatever (?:happens|you do)|i repeat|ever|at all|"
+                    r"by any means|for any reason|in any case|for now|for the time being)\s*,", re.I)
+
+
+def _blank_asides(text: str) -> str:
+    return _ASIDE.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def spans(text: str) -> list[tuple[int, int]]:
     """Clause spans of a message, in order."""
+    text = _blank_asides(text)
     out: list[tuple[int, int]] = []
     start = 0
     for m in list(_BOUNDARY.finditer(text)) + [None]:
@@ -113,7 +127,9 @@ class Mood:
 
 _QUESTION_OPEN = re.compile(r"^\W*(?:(?:and|also|so|but|ok(?:ay)?|hi|hey|hello)\W+)*"
                             r"(?:what|whats|when|where|which|who|why|how|is|are|was|were|has|have|had|can|could|"
-                            r"would|will|do|does|did|am|may|should)\b")
+                            r"would|will|do|does|did|am|may|should)\b"
+                            # emphatic "do cancel it" is an imperative, not "do you ...?"
+                            r"(?!\s+(?:please\s+)?(?:refund|cancel|change|update|send|apply|escalate|process|go ahead)\b)")
 
 
 # "If it's still returnable, refund it": the condition is not the clause's wish; what follows it is.
@@ -152,7 +168,7 @@ REFUSAL = re.compile(r"^\W*(?:(?:actually|wait|hmm|oh|um|ok(?:ay)?|on second tho
 
 def negated(clause_gloss: str, at: int) -> bool:
     """Does a negation cue govern the word at position `at` of the clause?"""
-    before = clause_gloss[:at]
+    before = _blank_asides(clause_gloss[:at])
     for m in _NEG_BEFORE.finditer(before):
         gap = before[m.end():]
         # "don't forget to refund it" asks for it

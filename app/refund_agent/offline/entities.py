@@ -25,7 +25,7 @@ _NUM = r"\d+(?:,\d{3})*(?:\.\d+)?(?:,\d{1,2}(?!\d))?"  # "1,200" and "64,50" (a 
 COUNTRIES = {
     "germany": "DE", "portugal": "PT", "united kingdom": "GB", "great britain": "GB", "britain": "GB",
     "england": "GB", "scotland": "GB", "wales": "GB", "singapore": "SG", "united states": "US",
-    "america": "US", "france": "FR", "spain": "ES", "italy": "IT", "netherlands": "NL",
+    "america": "US", "the us": "US", "the usa": "US", "france": "FR", "spain": "ES", "italy": "IT", "netherlands": "NL",
     "ireland": "IE", "austria": "AT", "belgium": "BE", "canada": "CA", "australia": "AU", "japan": "JP",
     # German, French and Spanish names
     "deutschland": "DE", "allemagne": "DE", "alemania": "DE", "großbritannien": "GB", "royaume-uni": "GB",

@@ -59,7 +59,8 @@ _PERSON = r"(?:human(?: being)?|person|people|manager|supervisor|agent|team ?lea
 ESCALATE = _rx(r"\bescalat|\b(?:speak|talk|chat) (?:to|with) (?:a |an |your |the |some |one of your )?"
                r"(?:real |actual |live |proper )?" + _PERSON +
                r"|\bhuman agent\b|\bhand (?:it|this|the case) (?:over|to)|\bpass (?:it|this) (?:on|to)"
-               r"|\bput me through\b|\b(?:real|actual|live|proper) (?:human|person|people|agent)\b|\bhuman beings?\b"
+               r"|\bput me through\b|\b(?:transfer|connect|forward) me (?:to|with)\b"
+               r"|\b(?:speak|talk) (?:to|with) (?:someone|somebody|anyone|anybody)\b|\b(?:real|actual|live|proper) (?:human|person|people|agent)\b|\bhuman beings?\b"
                r"|\b(?:someone|somebody|anyone|anybody) (?:real|human|in charge|senior|from (?:your )?(?:staff|team))\b"
                r"|\b(?:get|want|need|give) (?:me )?(?:a|an|the|your|some) (?:real |actual |live )?" + _PERSON +
                r"|(?<!i'm )(?<!i am )(?<!\bas )(?<!this is )\b(?:a|an|your|the) (?:manager|supervisor|human)\b"
@@ -95,10 +96,12 @@ STATUS = _rx(r"\bstatus\b|\bwhere(?:'s|’s| is) (?:my|the|our|order|a-?\d)|\bwh
              r"|\bupdate on\b|\bhas\b[^.?!]*\b(?:shipped|been delivered|been refunded|arrived|been cancell?ed)\b"
              r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded|processing|processed)\b\s*\?|\bstate of\b"
              r"|\bwas\b[^.?!]*\brefunded\b|\bwhat(?:'s| is) (?:going on|up|happening) with\b|\bany news\b"
-             r"|\bwhere (?:it|they|my order|the order|my parcel|the parcel) (?:is|are)\b"
+             r"|\bwhere (?:it|they|my order|the order|my parcel|the parcel|a-?\d{4}|order \d{4}) (?:is|are)\b"
+             r"|\b(?:go|gone|went) through\b"
              r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded|processing)\s*$"
              r"|\bhappening with\b|\bwhere\b[^.?!]{0,12}\?"
-             r"|\b(?:if|whether)\b[^.?!]*\b(?:shipped|dispatched|sent out|been sent|delivered|arrived|processed)\b|\bwhen was\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b")
+             r"|\b(?:whether|(?:know|check|see|tell me|ask(?:ing)?|wondering|find out) if)\b[^.?!]*"
+             r"\b(?:shipped|dispatched|sent out|been sent|delivered|arrived|processed)\b(?!\s+to\b)|\bwhen was\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b")
 ETA = _rx(r"\barriv|\beta\b|\bwhen will\b|\bwhen (?:is|does|should|can|do)\b[^.?!]*\b(?:come|get here|be delivered|"
           r"arrive|due|expect|land|show up|ship|be shipped|dispatch|be dispatched|go out|be sent|leave)|\bexpected (?:delivery|date|on)\b|\bdelivery date\b|\bhow long until\b"
           r"|\bwhen can i expect\b|\bestimated\b|\bwhen (?:do|will|can|should|would) (?:i|we|you|they) (?:get|receive)\b")

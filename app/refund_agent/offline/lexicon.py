@@ -22,7 +22,11 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\b(?:liefer|versand)?adresse\b|\banschrift\b", "address"),
     (r"\bänder\w*|\baktualisier\w*", "change"),
     (r"\bwo (?:ist|bleibt)\b", "where is"), (r"\bbestellung(?:en)?\b", "order"),
-    (r"\bkann ich\b", "can i"), (r"\bkönnen sie\b|\bkannst du\b", "can you"), (r"\bnoch\b", "still"),
+    (r"\bkann ich\b", "can i"), (r"\bkönnen sie\b|\bkannst du\b", "can you"),
+    (r"\bkönnten sie\b|\bkönntest du\b|\bwürden sie\b|\bwürdest du\b", "could you"),
+    # asking for a person: "Verbinden Sie mich mit ...", "Holen Sie mir einen Vorgesetzten"
+    (r"\bverbinden sie mich mit\b|\bverbinde mich mit\b|\bhol(?:en sie|t)? mir\b", "put me through to"),
+    (r"\bvorgesetzte[nr]?\b|\bchef\b|\bteamleiter\w*", "supervisor"), (r"\bmenschen\b|\bmensch\b", "human"), (r"\bnoch\b", "still"),
     (r"\bich (?:möchte|will|wollte|würde gerne?) (?:nur |bloß |gerne? )?wissen\b|\bich frage mich\b", "i just want to know"),
     (r"\bob\b", "whether"), (r"\bwurden?\b", "was"),
     (r"\bbis wann\b", "until when"), (r"\bletzte[rn]? tag\b", "last day"),
@@ -48,7 +52,10 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bannul\w*", "cancel"), (r"\badresse\b", "address"), (r"\bchangez\b|\bchanger\b|\bmodifi\w*", "change"),
     (r"\boù en est\b|\boù est\b", "where is"), (r"\bstatut\b|\bétat\b", "status"), (r"\bcommande\b", "order"),
     (r"\bretourn\w*|\brenvoy\w*", "return"), (r"\bencore\b", "still"),
-    (r"\bpuis-je\b|\bje peux\b|\best-ce que je peux\b", "can i"), (r"\bpouvez-vous\b|\bpourriez-vous\b", "can you"),
+    (r"\bpuis-je\b|\bje peux\b|\best-ce que je peux\b", "can i"),
+    (r"\bpassez-moi\b|\bpasse-moi\b|\bmettez-moi en relation avec\b", "put me through to"),
+    (r"\bhumain\b|\bêtre humain\b", "human"), (r"\bresponsable\b|\bsup[ée]rieur\b", "manager"),
+    (r"\bsuperviseur\b", "supervisor"), (r"\bpouvez-vous\b|\bpourriez-vous\b", "can you"),
     (r"\bje (?:veux|voulais|voudrais|souhaite|souhaiterais) (?:juste |seulement |simplement )?savoir(?: si)?\b"
      r"|\bj'aimerais (?:juste |seulement )?savoir(?: si)?\b|\bje me demande si\b", "i just want to know whether"),
     (r"\bjusqu'(?:à|a) quand\b", "until when"),
@@ -71,6 +78,9 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bdirecci[oó]n\b", "address"), (r"\bcambi(?:e|ar|en)\b|\bmodifi(?:que|car)\b", "change"),
     (r"\bd[oó]nde est[aá]\b", "where is"), (r"\bestado\b", "status"), (r"\bpedido\b", "order"),
     (r"\btodav[ií]a\b|\ba[uú]n\b", "still"), (r"\bpuedo\b", "can i"), (r"\bpuede(?:n)?\b", "can you"),
+    (r"\bpodr[ií]a(?:n|s)?\b", "could you"),
+    (r"\bp[aá]s(?:e|a)me con\b|\bcon[eé]cte(?:me|nme) con\b", "put me through to"),
+    (r"\bhumano\b", "human"), (r"\bencargad[oa]\b|\bgerente\b|\bjef[ea]\b", "manager"),
     (r"\b(?:s[oó]lo |solamente )?(?:quiero|quisiera|necesito) (?:s[oó]lo |solamente )?saber(?: si)?\b"
      r"|\bme pregunto si\b", "i just want to know whether"),
     (r"\bhasta cu[aá]ndo\b", "until when"),
@@ -84,6 +94,9 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bsigue\b", "is it still"), (r"\ben proceso\b|\bprocesando\b", "processing"),
     (r"\balemania\b", "germany"), (r"\breino unido\b", "united kingdom"), (r"\bespaña\b", "spain"),
     (r"\b(?:mi|mis)\b", "my"), (r"\bestados unidos\b", "united states"), (r"\bpero\b", "but"), (r"\btambi[eé]n\b", "also"),
+    # --- texting ("can u cancel it", "ur order") and articles, after every phrase that spells them out
+    (r"(?<![\w-])u(?![\w-])", "you"), (r"(?<![\w-])ur(?![\w-])", "your"),
+    (r"\b(?:un|une|una|einen|einem|einer)\b", "a"),
 ]
 _COMPILED = [(re.compile(p, re.I), r) for p, r in _PHRASES]
 
