@@ -165,14 +165,9 @@ def run_seeds(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], seeds: l
 def gate_evaluators(settings: Settings, bars: dict[str, float]) -> list[dict]:
     """The scorers the bars file names, in registry order: a bars file selects what runs, so
     an agent other than Northwind's lists only the scorers that apply to it."""
-    from evals.errors import ConfigError
-    from evals.scorers import SCORER_NAMES, make_evaluators
+    from evals.scorers import evaluators_for
 
-    evaluators = make_evaluators(settings.judge, judge_timeout=settings.judge_timeout, faults=settings.faults)
-    unknown = sorted(set(bars) - {e["name"] for e in evaluators})
-    if unknown:
-        raise ConfigError(f"bars for unknown scorer(s) {', '.join(unknown)}; known: {', '.join(SCORER_NAMES)}")
-    return [e for e in evaluators if e["name"] in bars]
+    return evaluators_for(bars, settings.judge, judge_timeout=settings.judge_timeout, faults=settings.faults)
 
 
 @dataclass

@@ -25,7 +25,7 @@ from evals.dataset import Row
 from evals.grading import grade_many
 from evals.record import load_record
 from evals.reference import check_judge, check_rows, load_reference
-from evals.scorers import JUDGE_SCORERS, make_evaluators
+from evals.scorers import JUDGE_SCORERS, evaluators_for
 from evals.scorers import registry as scorer_registry
 from evals.thresholds import DEFAULT_PATH, load_thresholds
 from evals.verdict import finish
@@ -53,8 +53,8 @@ def main(argv=None) -> int:
     record = load_record(a.results)
     judge = a.judge or record.meta.judge
     cli.check_keys(judge, "--judge")
-    evaluators = make_evaluators(judge)
     thresholds = load_thresholds(a.thresholds)
+    evaluators = evaluators_for(thresholds.bars(), judge)  # the scorers the bars name, as the gate ran them
     rows = {rid: Row.model_validate(r) for rid, r in record.row_by_id().items()}
     graded = asyncio.run(grade_many([(rows[r.row_id], r.turn) for r in record.runs], evaluators))
     changed = 0

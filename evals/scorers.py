@@ -289,6 +289,17 @@ def make_evaluators(judge_spec: str = "offline", *, judge_timeout: float = 60.0,
     return wrap_evaluators(evaluators, list(faults))
 
 
+def evaluators_for(bars, judge_spec: str = "offline", *, judge_timeout: float = 60.0, faults=()) -> list[dict]:
+    """The scorers a bars file names, in registry order: a bars file selects what runs, so an
+    agent other than Northwind's lists only the scorers that apply to it."""
+    from evals.errors import ConfigError
+
+    evaluators = make_evaluators(judge_spec, judge_timeout=judge_timeout, faults=faults)
+    if unknown := sorted(set(bars) - {e["name"] for e in evaluators}):
+        raise ConfigError(f"bars for unknown scorer(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
+    return [e for e in evaluators if e["name"] in bars]
+
+
 SCORER_NAMES = list(REGISTRY)
 JUDGE_SCORERS = {n for n, s in REGISTRY.items() if s.is_judge}
 EVALUATORS = make_evaluators("offline")

@@ -14,6 +14,7 @@ from evals import compare, regrade, regression
 from evals.errors import ConfigError
 from evals.record import load_record
 from evals.target import target_factory, user_turns
+from evals.thresholds import load_thresholds
 from evals.turn import Message, ToolCall, Turn
 
 REPO = Path(__file__).resolve().parent.parent
@@ -76,6 +77,9 @@ def test_the_record_is_the_one_the_cli_writes(tmp_path, capsys):
         code = regrade.main([str(path), "--thresholds", FAQ["thresholds"], "--out", str(out)])
         regraded.append((code, load_record(out).summary))
     assert regraded[0] == regraded[1]
+    # with the bot's own bars, regrade judges only the scorers they name (as the gate ran them)
+    assert regraded[0][0] == api.exit_code and set(regraded[0][1][api.record.meta.version]["scorers"]) == set(
+        load_thresholds(FAQ["thresholds"]).bars())
 
 
 # A second agent nobody calibrated here: rows and bars written in Python, no files.
