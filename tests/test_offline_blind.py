@@ -145,3 +145,53 @@ def test_the_us_is_a_country_and_where_an_order_is_asks_its_status():
     turn = understand("cancel A-1004, and refund A-1008, and tell me where A-1002 is")
     assert turn.targets["status"] == ["A-1002"] and "status" in turn.side_questions
     assert "status" not in understand("What would the VAT be on A-1001 if it shipped to Germany?").questions
+
+
+# --- third batch: orders left out, list openers, French/Spanish/German negation forms --------
+@pytest.mark.parametrize("text, wanted, left_out", [
+    ("Refund A-1008 but not A-1001", ["A-1008"], "A-1001"), ("cancel A-1004, not A-1002", ["A-1004"], "A-1002"),
+    ("refund A-1001 not A-1008", ["A-1001"], "A-1008"), ("refund A-1001 and A-1008, except A-1008", ["A-1001"], "A-1008"),
+])
+def test_an_order_named_after_not_or_except_is_left_out(text, wanted, left_out):
+    from app.refund_agent.offline.request import build_request
+    turn = understand(text)
+    action = turn.actions[0]
+    assert turn.targets[action] == wanted and (action, [left_out]) in turn.declined
+    assert left_out not in build_request([text]).orders_for(action)
+    assert build_request(["refund everything except A-1003"]).orders_for("refund") == []
+
+
+def test_leaving_an_order_out_writes_only_the_other_one():
+    turn = ask_agent(["Refund A-1008 but not A-1001"], "v3", model="offline:temperature=0")
+    refunded = [c.arguments["order_id"] for c in turn.tool_calls if c.name == "refund_order"]
+    assert refunded == ["A-1008"]
+
+
+@pytest.mark.parametrize("text, action, ids", [
+    ("three things: cancel A-1004, what's the tracking number of A-1002, and how many points does C-100 have",
+     "cancel", ["A-1004"]),
+    ("1) cancel A-1004 2) status of A-1002", "cancel", ["A-1004"]),
+    ("Firstly refund A-1001, secondly is A-1002 late?", "refund", ["A-1001"]),
+    ("A-1004 bitte nicht stornieren, aber A-1008 erstatten", "refund", ["A-1008"]),
+])
+def test_list_openers_and_verb_last_clauses_keep_their_request(text, action, ids):
+    turn = understand(text)
+    assert turn.actions == [action] and turn.targets[action] == ids
+
+
+@pytest.mark.parametrize("text", [
+    "N'annulez surtout pas A-1004", "Ne me remboursez pas A-1001", "pas de remboursement pour A-1008",
+    "sin reembolso por favor, ¿dónde está A-1002?", "Bitte nichts erstatten, wo ist A-1002?",
+])
+def test_negation_forms_in_french_spanish_german(text):
+    turn = understand(text)
+    assert turn.actions == [] and turn.declined
+
+
+@pytest.mark.parametrize("text, action", [
+    ("Je n'ai pas reçu A-1002, remboursez-moi", "refund"), ("Ich habe nichts bekommen, bitte erstatten Sie A-1001",
+                                                           "refund"),
+    ("I did not receive A-1002, refund it", "refund"),
+])
+def test_a_negated_complaint_before_a_request_does_not_decline_it(text, action):
+    assert action in understand(text).actions

@@ -14,15 +14,19 @@ from dataclasses import dataclass
 from .lexicon import gloss
 
 # Sentence ends, and dashes between words (not the one inside "A-1001").
-_BOUNDARY = re.compile(r"(?<=[.?!;])\s+|\n+|\s+[-–—]+\s+|\.\.\.+\s*")
+# Numbered items ("1) cancel A-1004 2) status of A-1002") are clauses too.
+_BOUNDARY = re.compile(r"(?<=[.?!;])\s+|\n+|\s+[-–—]+\s+|\.\.\.+\s*|\s+(?=\d\)\s)")
 # A conjunction starts a new clause when what follows it is a request or a question of its own.
 _CONJ = re.compile(r",\s+(?:(?:and|but|also|then|so|plus|und|aber|et|mais|y|pero)\s+)?"
                    r"|\s+(?:and|but|also|plus|und|aber|et|mais|y|pero|\+|&)\s+", re.I)
 CLAUSE_START = re.compile(
-    r"^(?:(?:please|pls|plz|kindly|also|then|just|so|now|and|but|oh|ok(?:ay)?)\s+)*"
+    r"^(?:(?:please|pls|plz|kindly|also|then|just|so|now|and|but|oh|ok(?:ay)?|(?:first|second|third|fourth)(?:ly)?,?|"
+    r"next,?|finally,?|lastly,?)\s+)*"
     r"(?:refund|cancel|change|update|ship|send|e-?mail|apply|open|create|escalate|give|process|issue|check|"
     r"tell|let|show|find|look|what(?:'s|s)?|when|where|which|who|why|how|is|are|was|has|have|can|could|would|"
-    r"will|do|does|did|don'?t|dont|do not|never|not|no need|i(?:'d| would)? (?:just |only |really )?(?:like|want|need))\b")
+    r"will|do|does|did|don'?t|dont|do not|never|not|no need|i(?:'d| would)? (?:just |only |really )?(?:like|want|need))\b"
+    # object first, verb last (German word order): "..., aber A-1008 erstatten"
+    r"|^(?:a-?\d{4}|#\d{4}|order \d{4})\s+(?:(?:please|also|then|still)\s+)?(?:refund|cancel|change|update)\b")
 
 # Negation cues that govern a following verb: volitional and imperative forms only
 # ("I didn't get my refund" complains about the past; it does not decline one).
@@ -62,8 +66,12 @@ _POSSIBLE = re.compile(
     r"|\bqualif|\b(?:i|we) (?:\w+ )?able to\b"
     r"|\b(?:can|could) (?:it|this|that|order|a-?\d{4}|the order|my order|they)\b[^?]*\bbe\b"
     r"|\b(?:can|could) (?:it|this|that|a-?\d{4}|the order|my order) still\b")
+# What may come before an imperative: courtesy, and list markers ("three things: cancel A-1004, ...").
+_LIST_MARK = (r"(?:(?:one|two|three|four|five|a few|some|several|a couple of|\d+) (?:more )?(?:things|requests|"
+              r"questions|items)|(?:first|second|third|fourth)(?:ly)?|next|finally|lastly|\d\)|\d\.)")
 REQUEST = re.compile(
-    r"^\W*(?:(?:please|pls|plz|kindly|just|now|so|then|ok(?:ay)?|fine|and|also|sorry|hi|hello|hey)\W+)*"
+    r"^\W*(?:(?:please|pls|plz|kindly|just|now|so|then|ok(?:ay)?|fine|and|also|sorry|hi|hello|hey|"
+    + _LIST_MARK + r")\W+)*"
     r"(?:refund|cancel|change|update|ship|send|e-?mail|apply|use|open|create|file|raise|log|escalate|"
     r"delete|remove|give|process|issue|make|do (?:it|that|this|the)|redeem|reroute|redirect|deliver|put|get|stop|call off)\b"
     r"|\bplease\b|\bpls\b|\bplz\b|\bi(?:'d| would) (?:like|love|appreciate)\b|\bi want\b|\bi need\b|\bi wish\b"
@@ -184,7 +192,20 @@ def negated(clause_gloss: str, at: int) -> bool:
     return bool(_NEG_AFTER.search(clause_gloss[at:]))
 
 
-_DE_NEG = re.compile(r"\bnicht\b|\bkein(?:e|en|er)?\b", re.I)
+# "Refund A-1008 but not A-1001", "everything except A-1003", "sauf A-1001": that order is left out.
+_EXCEPT = re.compile(r"(?:\bnot|\bexcept(?: for)?|\bexcluding|\bother than|\bapart from|\bbesides|\bsauf|\bexcepto|"
+                     r"\bsalvo|\bmenos|\baußer|\bausser|\bnicht|\bpas)\s+(?:(?:for|the|with|on|order|la|commande|el|"
+                     r"pedido|die|bestellung|von|de)\s+)*#?$", re.I)
+
+
+def excluded_orders(clause_text: str) -> list[str]:
+    """Order ids a negation or an "except" right before them leaves out of the clause."""
+    from .entities import ORDER_RE
+    return list(dict.fromkeys("A-" + next(g for g in m.groups() if g) for m in ORDER_RE.finditer(clause_text)
+                              if _EXCEPT.search(clause_text[:m.start()])))
+
+
+_DE_NEG = re.compile(r"\bnicht\b|\bnichts\b|\bkein(?:e|en|er)?\b", re.I)
 
 
 def negated_clause(clause_text: str) -> bool:

@@ -104,7 +104,8 @@ STATUS = _rx(r"\bstatus\b|\bwhere(?:'s|’s| is) (?:my|the|our|order|a-?\d)|\bwh
              r"\b(?:shipped|dispatched|sent out|been sent|delivered|arrived|processed)\b(?!\s+to\b)|\bwhen was\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b")
 ETA = _rx(r"\barriv|\beta\b|\bwhen will\b|\bwhen (?:is|does|should|can|do)\b[^.?!]*\b(?:come|get here|be delivered|"
           r"arrive|due|expect|land|show up|ship|be shipped|dispatch|be dispatched|go out|be sent|leave)|\bexpected (?:delivery|date|on)\b|\bdelivery date\b|\bhow long until\b"
-          r"|\bwhen can i expect\b|\bestimated\b|\bwhen (?:do|will|can|should|would) (?:i|we|you|they) (?:get|receive)\b")
+          r"|\bwhen can i expect\b|\b(?:is|are) (?:it|they|a-?\d{4}|my order|the order|order \d{4}|my parcel)\b[^.?!]*"
+          r"(?<!too )\b(?:late|delayed|running (?:late|behind))\b|\bestimated\b|\bwhen (?:do|will|can|should|would) (?:i|we|you|they) (?:get|receive)\b")
 TRACKING = _rx(r"\btrack|\bcarrier\b|\bcourier\b|\bwho(?:'s| is) (?:shipping|delivering|bringing)|\bshipping company\b"
                r"|\bwhich (?:company|service|shipper)\b|\bshipped (?:with|by|via)\b")
 # What an order holds: "which product was in it?", "what's in A-1004?", "what did I buy in that order?"
@@ -341,11 +342,13 @@ def _clauses(turn: Turn) -> None:
         cg = gloss(ct)
         ce = extract(turn.numtext[start:end])
         orders = list(dict.fromkeys("A-" + next(g for g in m.groups() if g) for m in ORDER_RE.finditer(ct)))
+        excluded = clauses.excluded_orders(ct)
+        orders = [o for o in orders if o not in excluded]
         said = clauses.unquoted(ct)
         acts = _actions(said, gloss(said), ce) if said != ct else _actions(ct, cg, ce)
         if "discount" not in acts and "discount" in turn.actions_all and DISCOUNT.search(cg):
             acts.append("discount")
-        parts.append({"text": ct, "gloss": cg, "ents": ce, "orders": orders, "acts": acts,
+        parts.append({"text": ct, "gloss": cg, "ents": ce, "orders": orders, "acts": acts, "excluded": excluded,
                       "mood": clauses.mood(cg), "questions": _questions(ct, cg, ce)})
     # An order named in a clause with no wish of its own belongs to the clause before it
     # ("Status of A-1002? And A-1006?"), or else the next one.
@@ -354,6 +357,10 @@ def _clauses(turn: Turn) -> None:
             near = [q for q in parts[:i][::-1] + parts[i + 1:] if q["acts"] or q["questions"]]
             if near:
                 near[0]["orders"] = list(dict.fromkeys(near[0]["orders"] + p["orders"]))
+        if p["excluded"] and not p["acts"]:  # "..., but not A-1001": left out of the clause before
+            near = [q for q in parts[:i][::-1] if q["acts"]]
+            if near:
+                near[0]["excluded"] = list(dict.fromkeys(near[0]["excluded"] + p["excluded"]))
     turn.open_question = any(p["mood"].question and not (p["acts"] or p["questions"]) for p in parts)
     candidates: list[tuple[str, list[str], bool]] = []
     asks = bool(turn.questions) or any(p["mood"].question for p in parts)
@@ -368,7 +375,7 @@ def _clauses(turn: Turn) -> None:
         for a in p["acts"]:
             if turn.hold or taken_back or clauses.negated(cg, _trigger(a, p["text"], cg)) \
                     or clauses.negated_clause(p["text"]):
-                turn.declined.append((a, p["orders"]))
+                turn.declined.append((a, p["orders"] + p["excluded"]))
             elif mood.hypothetical or (mood.question and not mood.request):
                 if a in CHECKS:
                     q = CHECKS[a]
@@ -376,6 +383,8 @@ def _clauses(turn: Turn) -> None:
                     turn.targets.setdefault(q, []).extend(p["orders"])
             else:
                 candidates.append((a, p["orders"], mood.request))
+                if p["excluded"]:
+                    turn.declined.append((a, p["excluded"]))
     # With a question in the message, a write counts only where a clause asks for it.
     kept = [(a, o) for a, o, req in candidates if req or not asks]
     turn.actions = [a for a in ACTIONS if any(k == a for k, _ in kept)]

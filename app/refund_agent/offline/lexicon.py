@@ -35,7 +35,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bnicht (?:nötig|notwendig)\b", "no need"), (r"\bist\b", "is"), (r"\bsind\b", "are"),
     (r"\bschon\b|\bbereits\b", "already"), (r"\bwird\b", "is"),
     (r"\b(?:in )?bearbeit(?:et|ung)\b", "processing"), (r"\bbitte\b", "please"), (r"\bich (?:möchte|will|hätte gerne?|brauche)\b", "i want"),
-    (r"\bnicht\b", "not"), (r"\bkein(?:e|en|er)?\b", "no"),
+    (r"\bnicht\b", "not"), (r"\bkein(?:e|en|er)?\b", "no"), (r"\bnichts\b", "nothing"),
     (r"\bwie ?viel\w*", "how much"), (r"\b(?:ge)?kostet\b", "cost"), (r"\bwann\b", "when"),
     (r"\bgeliefert\b|\bzugestellt\b", "delivered"), (r"\bversandt\b|\bverschickt\b|\bunterwegs\b", "shipped"),
     (r"\bangekommen\b", "arrived"), (r"\bkommt\b(.{0,40}?)\ban\b", r"arrives\1"), (r"\bankommen\b", "arrive"), (r"\bsendungsverfolgung\w*|\btracking-?nummer\b|\bsendungsnummer\b", "tracking number"),
@@ -47,7 +47,10 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bparler (?:à|a|avec) (?:un |une )?(?:humain|personne|quelqu'un|conseill\w+|responsable|superviseur|"
      r"agent|manager|vrai\w*)\b", "speak to a human"),
     (r"\b(?:pas besoin|inutile) d(?:e\s+|')", "no need to "),
-    (r"\bn(?:e\s+|')(\S+)\s+(?:pas|jamais|plus|rien)\b", r"not \1"), (r"\bne (?:pas|jamais)\b", "not"),
+    # "n'annulez pas", "ne me remboursez pas", "n'annulez surtout pas": one word may sit between
+    (r"\bn(?:e\s+|')(\S+)(\s+(?:surtout|vraiment|toujours|encore|donc|me|m'|le|la|les|l'|nous)?\S*)?\s+"
+     r"(?:pas|jamais|plus|rien)\b", r"not \1\2"),
+    (r"\bne (?:pas|jamais)\b", "not"), (r"\bpas d(?:e\s+|')|\baucune?\b", "no "),
     (r"\brembours\w*", "refund"), (r"\b(?:mon|l') ?argent\b", "money"),
     (r"\bannul\w*", "cancel"), (r"\badresse\b", "address"), (r"\bchangez\b|\bchanger\b|\bmodifi\w*", "change"),
     (r"\boù en est\b|\boù est\b", "where is"), (r"\bstatut\b|\bétat\b", "status"), (r"\bcommande\b", "order"),
@@ -86,7 +89,8 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bhasta cu[aá]ndo\b", "until when"),
     (r"\b(?:env[ií]\w*|mand\w*) un (?:correo|email|e-mail|mensaje)\b", "send an email"), (r"\bcorreo\b", "email"),
     (r"\bno (?:quiero|quisiera|necesito)\b", "i don't want"),
-    (r"\bno (?:hace falta|es necesario)\b", "no need to"), (r"\bestá\b", "is"), (r"\bpor favor\b", "please"),
+    (r"\bno (?:hace falta|es necesario)\b", "no need to"), (r"\bsin\b", "without"),
+    (r"\bning[uú]n(?:a|o)?\b", "no"), (r"\bnada\b", "nothing"), (r"\bestá\b", "is"), (r"\bpor favor\b", "please"),
     (r"\bquiero\b|\bquisiera\b|\bme gustar[ií]a\b", "i want"),
     (r"\biva\b", "vat"), (r"\bcu[aá]nto\w*", "how much"), (r"\bcost[oó]\b", "cost"),
     (r"\bseguimiento\b|\brastreo\b", "tracking"), (r"\bentregad[oa]\b", "delivered"), (r"\bllega\w*", "arrives"), (r"\benviad[oa]\b", "shipped"), (r"\bcu[aá]ndo\b", "when"),

@@ -95,7 +95,9 @@ class Request:
         claimed = {o for k, ids in self.targets.items() if k != intent for o in ids}
         claimed |= {o for _, ids in self.declined for o in ids}
         rest = [o for o in self.orders if o not in claimed]
-        return rest or list(self.orders)
+        # never an order this very intent was told to leave alone ("refund all but A-1003")
+        kept = {o for a, ids in self.declined if a == intent for o in ids}
+        return rest or [o for o in self.orders if o not in kept]
 
     @property
     def partial(self) -> bool:
