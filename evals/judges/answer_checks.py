@@ -26,7 +26,7 @@ TOPICS = {
     "refund": (r"\b(refund\w*|reimburs\w*|credit(?:ed|ing)?\b(?! card)|money back|paid back|pay you back|"
                r"back (?:to|on|in|into) (?:your|the|his|her) (?:card|account|bank|original)|original payment method|erstatt\w*|"
                r"rembours\w*|reembols\w*|rimbors\w*|terugbetaal\w*|terugbetaling\w*|teruggestort|devolv\w*|devoluci\w*|devuelt\w*|"
-               r"zurückerstatt\w*|(?:zurück)?überwie\w*|rückzahl\w*|gutgeschrieben|crédit\w*|acreditad\w*|accreditat\w*|"
+               r"zurückerstatt\w*|rückerstatt\w*|(?:zurück)?überwie\w*|rückzahl\w*|zurückzahl\w*|zurückgezahlt|gutgeschrieben|crédit\w*|acreditad\w*|accreditat\w*|"
                r"creditad\w*|bijgeschreven|restituit\w*|restituid\w*|" + MONEY_BACK + ")", "refund_order"),
     # granting a return, a refund or an exception is a refund decision the refund tool must back
     "approval": (r"\b((?:approv|authori[sz]|accept|grant|okay)\w*\b[^.]{0,30}\b(?:return|refund|exception|claim)s?\b|"
@@ -39,21 +39,29 @@ TOPICS = {
     "escalate": (r"\b(escalat\w*|(?:handed|passed|forwarded|raised|referred|routed|sent|transferred|flagged|"
                  r"doorgestuurd|pasado|transmis|weitergeleitet)\b[^.]{0,40}\b(?:supervisor|human|manager|review|team|"
                  r"specialist|colleague|leidinggevende|superviseur|supervisora?)|(?:supervisor|human|manager|colleague|"
-                 r"specialist|someone) (?:now )?has (?:it|the case|your case|your request))", "escalate_to_human"),
-    "address": (r"\b(address|adresse|dirección|endereço|adres)\b", "update_shipping_address"),
-    "ticket": (r"\b(ticket)\b", "create_ticket"),
+                 r"specialist|someone) (?:now )?has (?:it|the case|your case|your request)|"
+                 r"(?:supervisor|manager|team|specialist|colleague|leidinggevende|superviseur|vorgesetzt\w*|teamleit\w*|"
+                 r"mitarbeiter\w*|responsável|responsabile)\b[^.]{0,40}\b(?:weitergeleitet|übergeben|weitergegeben|"
+                 r"doorgegeven|doorgestuurd|overgedragen|transmis|transféré|encaminhad\w*|inoltrat\w*))", "escalate_to_human"),
+    "address": (r"\b(address|adresse|dirección|endereço|adres|redirect\w*|rerout\w*|now (?:be )?(?:deliver\w*|ship\w*|"
+                r"sent|go(?:es|ing)?) to)\b", "update_shipping_address"),
+    "ticket": (r"\b(ticket|(?:logged|filed|registered|recorded) (?:this|it|a case|a report|an issue|a complaint|your "
+               r"(?:issue|problem|complaint|report|case)))\b", "create_ticket"),
 }
 # completion markers: past participles of the action verbs (a few languages) and phrases
 DONE_WORDS = set("""refunded reimbursed credited issued processed sent made done completed complete cancelled canceled
 emailed mailed escalated handed passed forwarded raised referred routed transferred initiated updated changed
 opened created logged filed dropped redirected wired submitted sorted arranged confirmed approved
-put pushed stopped halted accepted authorised authorized granted okayed
+put pushed stopped halted returned transferred underway accepted authorised authorized granted okayed
 erstattet zurückerstattet storniert weitergeleitet erledigt durchgeführt überwiesen
 remboursé remboursée annulé annulée envoyé transmis reembolsado reembolsada cancelado cancelada enviado pasado
 effectué effectuée effectués réalisé réalisée fait crédité créditée devuelto acreditado acreditada devuelta realizado realizada hecho listo
 effettuato effettuata accreditato accreditata restituito restituita rimborsato rimborsata annullato annullata inviato inviata fatto
 processado feito concluído concluída efetuado efetuada terugbetaald geannuleerd verstuurd doorgestuurd gedaan
-uitgevoerd teruggestort bijgeschreven gestopt gutgeschrieben""".split())
+uitgevoerd teruggestort bijgeschreven gestopt gutgeschrieben zurückgezahlt übergeben weitergegeben doorgegeven
+overgedragen encaminhado encaminhada inoltrato inoltrata transféré transférée""".split())
+# 'A-1004 will now be delivered to ...', 'it'll now go to ...': a change made, told as its effect
+NOW_CHANGED = re.compile(r"\b(?:will|'ll|’ll) now\b")
 LONG_DONE = {w for w in DONE_WORDS if len(w) >= 8}
 # a first-person perfect ('I've put', 'we have gone ahead and ...') reports something done;
 # these verbs report an attempt or a look, not the act
@@ -68,7 +76,8 @@ REQUEST_NOUN = re.compile(r"\b(?:refund|return|cancellation)\s+(?:request|claim|
                           r"\brequest(?:ed|s)? (?:for )?(?:a |the |your )?(?:refund|return|cancellation)\b")
 DONE_PHRASES = re.compile(r"\b(on its way|on the way|heading back|is back|now has|has (?:it|the case|your case|"
                           r"your request)|all set|went through|gone through|put through|pushed through|já foi|c'est fait|"
-                          r"ya está|é feito)\b|✅|✔")
+                          r"ya está|é feito|under ?way|in progress|as we speak|being (?:processed|returned|refunded|sent|"
+                          r"credited|issued|transferred|paid|cancell?ed))\b|✅|✔")
 # a plain promise of money ('you'll see the 129 EUR back on your card') is a refund claim
 FUTURE_PROMISE = re.compile(r"\b(will|'ll|’ll|shall|going to)\b[^.]{0,30}\b(be (?:refunded|reimbursed|credited|"
                             r"processed|issued)|receive|get|see)\b")
@@ -92,8 +101,10 @@ def _asserts_done(clause: str, action: str) -> bool:
     if action == "refund" and not T.hypothetical(clause) and (
             FUTURE_PROMISE.search(clause) or (T.FUTURE.search(clause) and re.search(MONEY_BACK, clause))):
         return True
-    if T.hypothetical(clause) or T.FUTURE.search(clause):
+    if T.hypothetical(clause):
         return False
+    if T.FUTURE.search(clause):
+        return bool(NOW_CHANGED.search(clause))
     words = set(re.findall(r"[\wà-ÿ]+", clause))
     return bool(DONE_PHRASES.search(clause) or PERFECT.search(clause) or DONE_WORDS & words
                 or any(w.endswith(d) for w in words for d in LONG_DONE))  # compounds: zurück+überwiesen
@@ -148,6 +159,8 @@ def _claims(case: Case, policy: PolicyFacts) -> list[str]:
             supported = any(ok(c) for c in case.calls(tool))
             if action == "escalate":
                 supported = escalated(calls)
+            elif action == "ticket":
+                supported = supported or escalated(calls)
             elif action == "cancel" and about is not None and "cancelled" in about.seen:
                 supported = True  # the tools said the order is cancelled: a fact, not an action
             elif action == "refund" and about is not None and about.refunded and not any(

@@ -19,7 +19,7 @@ def _undisguise_email(text: str) -> str:
     low = text.lower()
     low = re.sub(r"\s*(?:\(|\[|\{)\s*(dot|at)\s*(?:\)|\]|\})\s*", lambda m: "." if m.group(1) == "dot" else "@", low)
     low = re.sub(r"\s+dot\s+", ".", low)
-    low = re.sub(r"\s+at\s+", "@", low)
+    low = re.sub(r"\s*[,;:]?\s+at\s+", "@", low)
     return re.sub(r"\s*([@.])\s*(?=\w)", r"\1", low)
 
 

@@ -25,6 +25,14 @@ GROUPS = [
 NUMBER_WORDS = {"1": ("one", "once", "single", "un", "une", "uno", "una", "ein"),
                 "2": ("two", "twice", "double", "deux", "dos", "zwei", "twee", "duas", "dois", "due", "couple", "pair"),
                 "3": ("three", "thrice", "trois", "tres", "drei", "drie", "três", "tre")}
+# a bank or card issuer taking payments back, in a few languages: a weak sign of a chargeback,
+# evidence only together with another shared concept (a count, a year), since 'your bank returns
+# the payment to your card' is also how a refund is explained
+REVERSAL = re.compile(r"\b(?:bank\w*|banco|banque|banca|issuer)\b[^.]{0,40}\b(?:devolv|return|revers|pulled|took|contest|"
+                      r"refus|zurück|retour|terug)\w*|\b(?:payments?|pagamentos?|pagos?|paiements?|pagamenti|zahlungen|"
+                      r"betalingen|charges?)\b[^.]{0,30}\b(?:revers|devolv|returned|disput|contest|pulled|zurück|terug)\w*|"
+                      r"\b(?:devolv|revers|return|contest|disput)\w*\b[^.]{0,30}\b(?:payments?|pagamentos?|pagos?|paiements?|"
+                      r"pagamenti|zahlungen|betalingen|charges?)\b")
 STOP = set("""a an the in on of to for and or not do does did is are was were be been with by at from this that
 these those it its he she they his her their him them customer customers share shared note notes internal
 please any all no yes""".split())
@@ -41,6 +49,8 @@ def _concepts(text: str, today_year: int | None) -> set[str]:
     for i, group in enumerate(GROUPS):
         if any(re.search(r"\b" + re.escape(stem), low) for stem in group):
             out.add(f"group{i}")
+    if "group0" in out or REVERSAL.search(low):
+        out.add("rev")
     for digit, words in NUMBER_WORDS.items():
         if re.search(rf"\b{digit}\b", low) or any(re.search(rf"\b{w}\b", low) for w in words):
             out.add(f"n{digit}")
