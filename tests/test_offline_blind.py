@@ -195,3 +195,25 @@ def test_negation_forms_in_french_spanish_german(text):
 ])
 def test_a_negated_complaint_before_a_request_does_not_decline_it(text, action):
     assert action in understand(text).actions
+
+
+# --- fourth batch: ids as people type them --------------------------------------------------
+@pytest.mark.parametrize("text, orders", [
+    ("Order A\u20111004", ["A-1004"]), ("orders 1001 and 1008", ["A-1001", "A-1008"]),
+    ("A-1001, 1003 & 1008", ["A-1001", "A-1003", "A-1008"]), ("Bestellungen 1001 und 1008", ["A-1001", "A-1008"]),
+    ("refund A-1001 and 1840 points", ["A-1001"]), ("A-1001 and 2026-10-28", ["A-1001"]),
+    ("refund A-1001, 1000 EUR", ["A-1001"]),
+])
+def test_order_ids_in_lists_and_odd_dashes(text, orders):
+    assert extract(text).orders == orders
+
+
+@pytest.mark.parametrize("text, customers", [("customer 102", ["C-102"]), ("c\u2011102", ["C-102"]),
+                                             ("customer 100 points", []), ("customer for 12 years", [])])
+def test_customer_ids_written_out(text, customers):
+    assert extract(text).customers == customers
+
+
+def test_a_list_of_orders_after_not_is_left_out_whole():
+    turn = understand("Refund A-1008 but not orders 1001 and 1003")
+    assert turn.targets["refund"] == ["A-1008"] and ("refund", ["A-1001", "A-1003"]) in turn.declined

@@ -200,9 +200,9 @@ _EXCEPT = re.compile(r"(?:\bnot|\bexcept(?: for)?|\bexcluding|\bother than|\bapa
 
 def excluded_orders(clause_text: str) -> list[str]:
     """Order ids a negation or an "except" right before them leaves out of the clause."""
-    from .entities import ORDER_RE
-    return list(dict.fromkeys("A-" + next(g for g in m.groups() if g) for m in ORDER_RE.finditer(clause_text)
-                              if _EXCEPT.search(clause_text[:m.start()])))
+    from .entities import order_mentions
+    return list(dict.fromkeys(oid for oid, _, _, head in order_mentions(clause_text)
+                              if _EXCEPT.search(clause_text[:head])))
 
 
 _DE_NEG = re.compile(r"\bnicht\b|\bnichts\b|\bkein(?:e|en|er)?\b", re.I)

@@ -79,12 +79,34 @@ für von auf nach hallo danke guten tag vous je nous la le les du des un une et 
 madame monsieur el los las del por favor para mi su usted hola gracias buenos señor señora
 """.split())
 
+# Any dash people or word processors type between the letter and the digits ("A‑1004").
+_DASH = "-\u2010\u2011\u2012\u2013\u2014\u2212"
 ORDER_RE = re.compile(
-    r"(?<![\w-])[Aa][-–—\s]?(\d{4})(?!\d)"
-    r"|\b(?:order|bestellung|commande|pedido)(?:\s+(?:no\.?|nr\.?|n°|number|num|id|#|número|numéro))?\s*#?\s*"
-    r"(\d{4})(?!\d)"
+    rf"(?<![\w-])[Aa][{_DASH}\s]?(\d{{4}})(?!\d)"
+    r"|\b(?:orders?|bestellung(?:en)?|commandes?|pedidos?)(?:\s+(?:no\.?|nr\.?|n°|numbers?|num|ids?|#|número|numéro))?"
+    r"\s*#?\s*(\d{4})(?!\d)"
     r"|(?<![\w-])#(\d{4})(?!\d)", re.I)
-CUSTOMER_RE = re.compile(r"(?<![\w-])[Cc][-–—\s]?(\d{3})(?!\d)")
+# "orders 1001 and 1008", "A-1001, 1003 & 1008": bare numbers continuing a list of order ids.
+_ORDER_LIST_TAIL = re.compile(r"\s*(?:,|&|\+|/|\band\b|\bor\b|\bet\b|\bund\b|\by\b)\s*#?(\d{4})(?![\d.,/-]\d|\s*[%€£$]|"
+                              r"\s*(?:eur|usd|gbp|sgd|euros?|dollars?|pounds?|points?)\b)", re.I)
+
+
+def order_mentions(text: str) -> list[tuple[str, int, int, int]]:
+    """Every order id in the text: (id, start, end, where its list starts), lists of bare
+    numbers after one included ("not orders 1001 and 1003": both follow the "not")."""
+    out = []
+    for m in ORDER_RE.finditer(text):
+        out.append(("A-" + next(g for g in m.groups() if g), m.start(), m.end(), m.start()))
+        end = m.end()
+        while (t := _ORDER_LIST_TAIL.match(text, end)) and not ORDER_RE.match(text, t.start(1) - 1):
+            out.append(("A-" + t.group(1), t.start(1), t.end(1), m.start()))
+            end = t.end()
+    return sorted(out, key=lambda x: x[1])
+
+
+CUSTOMER_RE = re.compile(rf"(?<![\w-])[Cc][{_DASH}\s]?(\d{{3}})(?!\d)"
+                         r"|\bcustomer(?:\s+(?:id|no\.?|number|#))?\s*#?\s*(\d{3})(?![\d.,]\d|\s*(?:points|days|years))",
+                         re.I)
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 SKU_RE = re.compile(r"\bsku[-\s]?([a-z]{2}\d{1,2})\b", re.I)
 DATE_RE = re.compile(r"\b(20\d\d-\d\d-\d\d)\b")
@@ -290,10 +312,10 @@ def extract(text: str) -> Entities:
     low = text.lower()
     e = Entities()
     taken: list[tuple[int, int]] = []
-    for m in ORDER_RE.finditer(text):
-        e.orders.append("A-" + next(g for g in m.groups() if g))
-        e.order_pos.append(m.start())
-        taken.append(m.span())
+    for oid, start, end, _ in order_mentions(text):
+        e.orders.append(oid)
+        e.order_pos.append(start)
+        taken.append((start, end))
     # keep the first position of each id
     pairs = _uniq(zip(e.orders, e.order_pos, strict=True))
     seen: dict[str, int] = {}
@@ -301,7 +323,7 @@ def extract(text: str) -> Entities:
         seen.setdefault(oid, pos)
     e.orders, e.order_pos = list(seen), list(seen.values())
     for m in CUSTOMER_RE.finditer(text):
-        e.customers.append("C-" + m.group(1))
+        e.customers.append("C-" + (m.group(1) or m.group(2)))
         taken.append(m.span())
     e.customers = _uniq(e.customers)
     for m in EMAIL_RE.finditer(text):

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import clauses
-from .entities import ORDER_RE, Entities, extract
+from .entities import Entities, extract, order_mentions
 from .lexicon import gloss
 from .numbers import words_to_digits
 
@@ -341,7 +341,7 @@ def _clauses(turn: Turn) -> None:
         ct = text[start:end]
         cg = gloss(ct)
         ce = extract(turn.numtext[start:end])
-        orders = list(dict.fromkeys("A-" + next(g for g in m.groups() if g) for m in ORDER_RE.finditer(ct)))
+        orders = list(dict.fromkeys(oid for oid, *_ in order_mentions(ct)))
         excluded = clauses.excluded_orders(ct)
         orders = [o for o in orders if o not in excluded]
         said = clauses.unquoted(ct)
