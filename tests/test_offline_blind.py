@@ -217,3 +217,26 @@ def test_customer_ids_written_out(text, customers):
 def test_a_list_of_orders_after_not_is_left_out_whole():
     turn = understand("Refund A-1008 but not orders 1001 and 1003")
     assert turn.targets["refund"] == ["A-1008"] and ("refund", ["A-1001", "A-1003"]) in turn.declined
+
+
+# --- fifth batch: wanting to know vs wanting it done; soft requests ----------------------------
+@pytest.mark.parametrize("text, check", [
+    ("I need to know if I can still cancel A-1004 before I decide", "cancel_check"),
+    ("I would like to know whether a refund on A-1001 is possible", "refund_check"),
+])
+def test_wanting_to_know_whether_a_write_is_possible_is_a_question(text, check):
+    turn = understand(text)
+    assert turn.actions == [] and check in turn.questions
+
+
+@pytest.mark.parametrize("text, action", [
+    ("I'd appreciate it if you refunded A-1001", "refund"), ("I'd be grateful if you cancelled A-1004", "cancel"),
+    ("Any way you could cancel A-1004 for me?", "cancel"), ("How about cancelling A-1004?", "cancel"),
+    ("Mind cancelling A-1004?", "cancel"),
+])
+def test_soft_requests_are_requests(text, action):
+    assert action in understand(text).actions
+
+
+def test_if_you_did_it_would_i_is_still_a_question():
+    assert understand("If you cancelled A-1004, would I get a refund?").actions == []

@@ -59,7 +59,8 @@ _HYPOTHETICAL = re.compile(
     r"|\bentitled to\b|\bif (?:i|we)\b[^?]*\?\s*$")
 # Conventional polite requests that look like questions about possibility.
 _POLITE = re.compile(r"\bwould it be possible to\b|\bany chance (?:of|you|to)\b|\bif you (?:could|would|can)\b"
-                     r"|\bwould you (?:mind|be able|kindly|please)\b")
+                     r"|\bwould you (?:mind|be able|kindly|please)\b|\bany way you (?:could|can)\b"
+                     r"|^\W*(?:mind|how about) (?:refunding|cancell?ing|changing|updating|applying|sending)\b")
 _EMBEDDED = re.compile(r"\b(?:if|whether)\b")
 _POSSIBLE = re.compile(
     r"\bis it (?:still )?possible\b|\bis there (?:a|any) way\b|\bpossible to\b|\beligible\b|\brefundable\b"
@@ -159,8 +160,10 @@ def mood(clause_gloss: str) -> Mood:
                                           r"(?:if|whether)\b", g):
         return Mood(question=question, hypothetical=False, request=True)
     # "Would I get a refund if ...": what would happen, whatever polite words it uses.
+    # "I need to know if I can still cancel it": wanting to know is not wanting it done.
+    wants = re.sub(r"\b(?:want|need|like|wanted) to (?:know|ask|check|find out|understand)\b", " ", g)
     if hypothetical and (re.match(r"^\W*(?:what|how|when|which|why|who)\b", g)
-                         or not re.search(r"\b(?:please|i want|i need|i(?:'d| would) like)\b", g)):
+                         or not re.search(r"\b(?:please|i want|i need|i(?:'d| would) like)\b", wants)):
         return Mood(question=True, hypothetical=True, request=False)
     if possible and not request:
         return Mood(question=True, hypothetical=True, request=False)

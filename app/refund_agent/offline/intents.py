@@ -30,7 +30,7 @@ REFUND = _rx(r"\brefund(?:s|ing)?\b(?!\s+polic)|\bmoney back\b|\breimburs|\bpay 
              r"|\b(?:want|need|like|get|have)\b[^.?!]{0,40}\brefunded\b|\b(?:money|cash|penny|cent)\b[^.?!]{0,30}\bback\b"
              r"|(?:[$€£]\s?\d[\d.,]*|\d[\d.,]*\s?(?:[€£$]|euros?|eur|dollars?|usd|bucks|pounds?|quid|gbp|sgd))"
              r"[^.?!]{0,25}\bback\b|\b(?:half|third|quarter)\b[^.?!]{0,40}\bback\b"
-             r"|\b(?:give|pay)\s+(?:\w+\s+){0,3}back\b"
+             r"|\b(?:give|pay)\s+(?:\w+\s+){0,3}back\b|\bif you (?:could |would |can )?refunded\b"
              r"|\bgive (?:me|them|her|him|the customer) (?:a |their |his |her |my )?(?:money|refund)"
              r"|\b(?:want|need|get|have|like)\b[^.?!]{0,30}\b(?:money|cash|euros?|dollars?|pounds?|payment|"
              r"\d+(?:\.\d+)?(?:\s*[a-z]{3})?)\s+back\b")
@@ -41,7 +41,7 @@ REFUND_QUESTION = _rx(r"\b(?:can|could|would)\s+(?:it|this|that|order|a-\d+|the 
                       r"|\brefundable\b|\beligible for (?:a )?refund|\bqualif(?:y|ies) for (?:a )?refund")
 REFUND_POLICY_Q = _rx(r"\brefund (?:policy|rules|limit)|\bhow do refunds work|\bpolicy on refunds")
 CANCEL = _rx(r"\bcancel(?!l?ed\b)\w*|\bstop (?:the|that|this|my) order\b|\bcall(?:ed)? (?:it |that |the order )?off\b"
-             r"|\b(?:need|want|like|get)\b[^.?!]{0,40}\bcancell?ed\b"
+             r"|\b(?:need|want|like|get)\b[^.?!]{0,40}\bcancell?ed\b|\bif you (?:could |would |can )?cancell?ed\b"
              r"|\bhave (?:it|that|this|the order|order|a-?\d{4}|my order) cancell?ed\b")
 CAN_BE_DONE = _rx(r"\b(?:can|could|may|might|will|would)\b[^.?!]*\bbe\s+(cancell?ed|refunded)\b")
 ADDRESS = _rx(r"\b(?:change|update|correct|fix|edit|modify|amend|switch)\b[^.?!]*\baddress\b"
