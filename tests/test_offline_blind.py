@@ -49,6 +49,7 @@ def test_blind_sets_pass_and_never_write_when_told_not_to(blind, path):
     "can someone real look at A-1002?", "Put me through to a human being.", "I need an actual human",
     "Let me chat with one of your staff member please", "Is there somebody in charge I can talk to? I want your manager",
     "Je veux parler à un responsable.", "Quiero hablar con un supervisor.",
+    "is there an actual human I can speak to?", "someone real, now!", "A real person. Now.",
 ])
 def test_asking_for_a_person_is_escalation(text):
     assert "escalate" in understand(text).actions
@@ -58,6 +59,10 @@ def test_asking_for_a_person_is_escalation(text):
     "I'm the manager, please refund A-1001", "As a supervisor, please check A-1001",
     "Are you a real person?", "I don't need a human, just the status of A-1004",
     "This is the supervisor please, show me the notes for C-101",
+    "I'll talk to someone at home and get back to you about A-1001",
+    "I spoke to a real person yesterday and they said A-1001 would be refunded",
+    "I'm a real person, not a bot, just refund A-1001", "is this a bot or a real person?",
+    "What's the status of A-1004? A-1003 escalated yet?", "Would this be escalated if I complained?",
 ])
 def test_speaking_as_or_about_a_person_is_not_escalation(text):
     assert "escalate" not in understand(text).actions

@@ -54,14 +54,21 @@ TICKET_CREATE = _rx(r"\b(?:create|file|raise|log|submit)\b[^.?!]*\btickets?\b|\b
                     r"|\b(?:open|start|make|put in)\s+(?:a|an|one|another)\b[^.?!]*\bticket\b")
 TICKETS = _rx(r"\btickets?\b|\bsupport (?:cases|requests)\b|\bopen cases?\b")
 # Asking for a person: "a real person", "someone real", "your supervisor", "a manager please".
-# "I'm the manager" / "as a supervisor" speak as one (AUTHORITY), they don't ask for one.
+# "I'm the manager" / "as a supervisor" speak as one (AUTHORITY), "I spoke to a real person" or
+# "I'll talk to someone at home" tell of one: none of them asks for one.
 _PERSON = r"(?:human(?: being)?|person|people|manager|supervisor|agent|team ?lead|boss|staff member)"
-ESCALATE = _rx(r"\bescalat|\b(?:speak|talk|chat) (?:to|with) (?:a |an |your |the |some |one of your )?"
-               r"(?:real |actual |live |proper )?" + _PERSON +
+_REAL = (r"(?:(?:real|actual|live|proper) (?:human|person|people|agent)|human beings?"
+         r"|(?:someone|somebody|anyone|anybody) (?:real|human|in charge|senior|from (?:your )?(?:staff|team)|else))")
+_ASK_FOR = (r"\b(?:want|need|get|give|speak|talk|chat|connect|transfer|put|is there|are there|can|could|let me|bring|"
+            r"find|send|where(?:'s| is)|like|prefer|have)\b[^.?!]{0,25}?")
+ESCALATE = _rx(r"\bescalat|(?<!i'll )(?<!i will )(?<!we'll )\b(?:speak|talk|chat) (?:to|with) "
+               r"(?:a |an |your |the |some |one of your )?(?:real |actual |live |proper )?" + _PERSON +
                r"|\bhuman agent\b|\bhand (?:it|this|the case) (?:over|to)|\bpass (?:it|this) (?:on|to)"
                r"|\bput me through\b|\b(?:transfer|connect|forward) me (?:to|with)\b"
-               r"|\b(?:speak|talk) (?:to|with) (?:someone|somebody|anyone|anybody)\b|\b(?:real|actual|live|proper) (?:human|person|people|agent)\b|\bhuman beings?\b"
-               r"|\b(?:someone|somebody|anyone|anybody) (?:real|human|in charge|senior|from (?:your )?(?:staff|team))\b"
+               r"|(?<!i'll )(?<!i will )(?<!we'll )\b(?:speak|talk) (?:to|with) (?:someone|somebody|anyone|anybody)\b"
+               r"(?! (?:at home|here|else at home|in my family))"
+               r"|" + _ASK_FOR + _REAL + r"|(?:^|(?<=[.!?,] ))\W*(?:(?:a|an) )?" + _REAL
+               + r"\W*(?:please|pls|plz|now|asap|!|$)"
                r"|\b(?:get|want|need|give) (?:me )?(?:a|an|the|your|some) (?:real |actual |live )?" + _PERSON +
                r"|(?<!i'm )(?<!i am )(?<!\bas )(?<!this is )\b(?:a|an|your|the) (?:manager|supervisor|human)\b"
                r"\W*(?:please|pls|plz|now|asap|!|$)")
@@ -373,16 +380,18 @@ def _clauses(turn: Turn) -> None:
             if m:
                 p["acts"] = ["cancel" if m.group(1).startswith("cancel") else "refund"]
         for a in p["acts"]:
+            # "Is there a human I can talk to?" asks for one; "was it escalated?" asks what happened
+            asks_person = a == "escalate" and not re.search(r"\bescalated\b", cg)
             if turn.hold or taken_back or clauses.negated(cg, _trigger(a, p["text"], cg)) \
                     or clauses.negated_clause(p["text"]):
                 turn.declined.append((a, p["orders"] + p["excluded"]))
-            elif mood.hypothetical or (mood.question and not mood.request):
+            elif mood.hypothetical or (mood.question and not mood.request and not asks_person):
                 if a in CHECKS:
                     q = CHECKS[a]
                     turn.questions.append(q)
                     turn.targets.setdefault(q, []).extend(p["orders"])
             else:
-                candidates.append((a, p["orders"], mood.request))
+                candidates.append((a, p["orders"], mood.request or asks_person))
                 if p["excluded"]:
                     turn.declined.append((a, p["excluded"]))
     # With a question in the message, a write counts only where a clause asks for it.
