@@ -245,3 +245,14 @@ def test_soft_requests_are_requests(text, action):
 
 def test_if_you_did_it_would_i_is_still_a_question():
     assert understand("If you cancelled A-1004, would I get a refund?").actions == []
+
+
+# --- seventh batch: answering the agent's check -------------------------------------------
+@pytest.mark.parametrize("reply, wanted", [
+    ("sounds good, go for it", ["refund"]), ("perfect, please do", ["refund"]), ("sí, por favor", ["refund"]),
+    ("great", []), ("ok thanks", []), ("d'accord, merci", []), ("fine, I'll keep it then", []),
+    ("hmm no, leave it", []),
+])
+def test_a_reply_to_a_check_makes_the_write_only_when_it_says_go(reply, wanted):
+    from app.refund_agent.offline.request import build_request
+    assert build_request(["Would I get a refund if I returned A-1001?", reply]).actions == wanted

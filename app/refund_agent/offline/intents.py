@@ -191,7 +191,9 @@ SUPERVISOR_READER = _rx(r"\b(?:for|to) (?:a|the|my|our) (?:supervisor|manager)\b
                         r"requested|review)\b|\bsupervisor (?:here|speaking)\b")
 SELF_SUPERVISOR = _rx(r"\b(?:i am|i'm|i’m|this is|speaking as|as)\s+(?:the|a|an|your)?\s*(?:\w+ )?(?:supervisor|manager)\b"
                       r"|\bsupervisor (?:here|speaking)\b")
-CONFIRM = _rx(r"^\s*(?:yes|yeah|yep|sure|ok(?:ay)?|go ahead|do it|please do|proceed|confirm(?:ed)?|correct|right)\b")
+CONFIRM = _rx(r"^\s*(?:yes|yeah|yep|yup|sure|ok(?:ay)?|go ahead|do it|please do|proceed|confirm(?:ed)?|correct|right|"
+              r"perfect|great|sounds good|that works|go for it|let'?s do (?:it|that)|alright|all right|absolutely|"
+              r"definitely|fine|ja|oui|s[ií]|vale|claro|d'accord|genau|gerne)\b")
 THANKS = _rx(r"^\W*(?:thanks?|thank you|cheers|great|perfect|ok(?:ay)?|got it|bye|goodbye)\W*(?:a lot|so much)?\W*$")
 GREETING = _rx(r"^\W*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b")
 

@@ -22,8 +22,10 @@ REFUND_BARE = re.compile(r"\brefund(?:ing)?\s+(?:of\s+|just\s+|only\s+)?(\d+(?:\
                          r"|(?<![\w.-])(\d+(?:\.\d+)?)\s+back\b", re.I)
 
 
-GO_AHEAD = re.compile(r"^\W*(?:yes|yeah|yep|yup|sure|please do|go ahead|do it|proceed|confirmed?|ja|oui|s[ií])\b"
-                      r"|\b(?:go ahead|do it|please do|proceed)\b")
+# "ok", "d'accord", "vale" only acknowledge ("ok thanks"); a yes or a go-ahead asks for the write.
+GO_AHEAD = re.compile(r"^\W*(?:yes|yeah|yep|yup|sure|please do|go ahead|do it|proceed|confirmed?|ja|oui|s[ií]|"
+                      r"absolutely|definitely)\b"
+                      r"|\b(?:go ahead|do it|please do|proceed|go for it|let'?s do (?:it|that)|sounds good|that works)\b")
 
 
 @lru_cache(maxsize=2048)
