@@ -256,3 +256,29 @@ def test_if_you_did_it_would_i_is_still_a_question():
 def test_a_reply_to_a_check_makes_the_write_only_when_it_says_go(reply, wanted):
     from app.refund_agent.offline.request import build_request
     assert build_request(["Would I get a refund if I returned A-1001?", reply]).actions == wanted
+
+
+# --- eighth batch: reported content, addresses after a colon, more write wordings -------------
+def test_what_an_email_should_say_is_not_a_request():
+    turn = understand("email Ana Silva (C-100) that her refund went through")
+    assert turn.actions == ["email_send"] and turn.questions == []
+    both = understand("Refund A-1001 and email her that it's done")
+    assert both.actions == ["refund", "email_send"]
+
+
+@pytest.mark.parametrize("text, action", [
+    ("please send A-1004 to my office instead: 1 Marina Blvd, Singapore 018989", "address"),
+    ("wrong address on A-1004, it should be 3 Orchard Turn, 238801", "address"),
+    ("pls put AUTUMN10 on order A-1004", "discount"), ("log a complaint for C-101 about the laptop screen",
+                                                        "ticket_create"),
+])
+def test_more_write_wordings(text, action):
+    assert action in understand(text).actions
+    assert understand("the address of A-1004 is correct").actions == []
+
+
+def test_an_address_after_should_be_is_the_new_one():
+    turn = ask_agent(["wrong address on A-1004, it should be 3 Orchard Turn, 238801"], "v3",
+                     model="offline:temperature=0")
+    calls = [c.arguments for c in turn.tool_calls if c.name == "update_shipping_address"]
+    assert calls and "Orchard Turn" in calls[0]["address"]

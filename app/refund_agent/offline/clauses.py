@@ -99,6 +99,18 @@ def _blank_asides(text: str) -> str:
     return _ASIDE.sub(lambda m: " " * len(m.group(0)), text)
 
 
+# What the customer wants said to someone ("email Ana that her refund went through") is the
+# message's content, not a request or a question of its own.
+_REPORTED = re.compile(r"\b(?:e-?mail|tell|inform|notify|let (?:her|him|them|[A-Z][a-z]+) know|message|write to"
+                       r"|send (?:her|him|them|[A-Z][a-z]+(?: [A-Z][a-z]+)?) (?:an? )?(?:e-?mail|note|message))\b"
+                       r"[^.?!\n]{0,60}?\b(?:that|saying)\b([^.?!\n]*)")
+
+
+def unreported(text: str) -> str:
+    """The text with reported content blanked out (same length)."""
+    return _REPORTED.sub(lambda m: m.group(0)[:m.start(1) - m.start()] + " " * len(m.group(1)), text)
+
+
 def spans(text: str) -> list[tuple[int, int]]:
     """Clause spans of a message, in order."""
     text = _blank_asides(text)

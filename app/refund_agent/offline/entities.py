@@ -116,7 +116,7 @@ POSSESSIVE_RE = re.compile(r"\b([A-Z][a-z]+)(?:'s|’s)\b")
 CODE_RE = re.compile(r"\b(?:code|coupon|voucher|promo)\s*:?\s*([A-Za-z]*\d[A-Za-z0-9]*|[A-Z][A-Z0-9]{3,})\b"
                      r"|\b([A-Z]{3,}\d{1,3})\b")
 ADDRESS_RE = re.compile(
-    r"(?:\b(?:to|is|at|auf|nach|a|à|en)\s*:?|:)\s+(\d+[A-Za-z]?\s+[^.!?\n]*?)(?:\s+instead)?(?=[.!?](?:\s|$)|$|\n)",
+    r"(?:\b(?:to|is|at|be|now|auf|nach|a|à|en)\s*:?|:)\s+(\d+[A-Za-z]?\s+[^.!?\n]*?)(?:\s+instead)?(?=[.!?](?:\s|$)|$|\n)",
     re.M)
 # Street first, number after ("Hauptstraße 5, 10115 Berlin", "Calle Mayor 10, Madrid"), after "to"
 # or its German/French/Spanish words.

@@ -46,11 +46,15 @@ CANCEL = _rx(r"\bcancel(?!l?ed\b)\w*|\bstop (?:the|that|this|my) order\b|\bcall(
 CAN_BE_DONE = _rx(r"\b(?:can|could|may|might|will|would)\b[^.?!]*\bbe\s+(cancell?ed|refunded)\b")
 ADDRESS = _rx(r"\b(?:change|update|correct|fix|edit|modify|amend|switch)\b[^.?!]*\baddress\b"
               r"|\bnew (?:shipping |delivery )?address\b|\baddress\b[^.?!]*\bto\s+\d"
-              r"|\b(?:ship|send|deliver|redirect|reroute|forward|go|goes)\b[^.?!]*\bto\s+\d+[a-z]?\s+\w")
-DISCOUNT = _rx(r"\b(?:apply|use|redeem|add|enter)\b[^.?!]*\b(?:discount|promo|coupon|voucher|code)\b"
-               r"|\b(?:apply|use|redeem|add|enter)\s+(?:the |my |this |that )?[a-z]{3,}\d{1,3}\b"  # a code-like word: SAVE20
+              r"|\b(?:ship|send|deliver|redirect|reroute|forward|go|goes)\b[^.?!]*\bto\s+\d+[a-z]?\s+\w"
+              # "send it to my office instead: 1 Marina Blvd", "the address should be 3 Orchard Turn"
+              r"|\b(?:ship|send|deliver|redirect|reroute|forward)\b[^.?!:]*\bto\b[^.?!:]*:\s*\d+[a-z]?\s+\w"
+              r"|\baddress\b[^.?!]*\b(?:should be|is now|is actually|needs to be|must be)\s*:?\s*\d+[a-z]?\s+\w")
+DISCOUNT = _rx(r"\b(?:apply|use|redeem|add|enter|put)\b[^.?!]*\b(?:discount|promo|coupon|voucher|code)\b"
+               r"|\b(?:apply|use|redeem|add|enter|put)\s+(?:the |my |this |that )?[a-z]{3,}\d{1,3}\b"  # a code-like word
                r"|\b(?:discount|promo|coupon|voucher) code\b[^.?!]*\b(?:to|on|for) (?:order|a-?\d|my|the|this)")
 TICKET_CREATE = _rx(r"\b(?:create|file|raise|log|submit)\b[^.?!]*\btickets?\b|\bnew ticket\b"
+                    r"|\b(?:file|raise|log|lodge|submit|open)\s+(?:a|an)\s+(?:formal\s+)?(?:complaint|case|support case)\b"
                     r"|\b(?:open|start|make|put in)\s+(?:a|an|one|another)\b[^.?!]*\bticket\b")
 TICKETS = _rx(r"\btickets?\b|\bsupport (?:cases|requests)\b|\bopen cases?\b")
 # Asking for a person: "a real person", "someone real", "your supervisor", "a manager please".
@@ -353,7 +357,7 @@ def _clauses(turn: Turn) -> None:
         orders = list(dict.fromkeys(oid for oid, *_ in order_mentions(ct)))
         excluded = clauses.excluded_orders(ct)
         orders = [o for o in orders if o not in excluded]
-        said = clauses.unquoted(ct)
+        said = clauses.unreported(clauses.unquoted(ct))
         acts = _actions(said, gloss(said), ce) if said != ct else _actions(ct, cg, ce)
         if "discount" not in acts and "discount" in turn.actions_all and DISCOUNT.search(cg):
             acts.append("discount")
@@ -427,7 +431,8 @@ def understand(text: str) -> Turn:
     low = gloss(text)
     turn = Turn(text=text, low=low, ents=e, gloss=low, numtext=numtext)
     turn.actions_all = _actions(text, low, e)
-    turn.questions = _questions(text, low, e)
+    said = clauses.unreported(text)
+    turn.questions = _questions(said, gloss(said), e) if said != text else _questions(text, low, e)
     turn.hold = bool(clauses.HOLD.search(low))
     _clauses(turn)
     turn.authority = bool(AUTHORITY.search(low))
