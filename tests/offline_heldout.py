@@ -27,6 +27,7 @@ BLIND2 = Path(__file__).resolve().parent / "data" / "heldout_messages_blind2.jso
 BLIND3 = Path(__file__).resolve().parent / "data" / "heldout_messages_blind3.jsonl"
 BLIND4 = Path(__file__).resolve().parent / "data" / "heldout_messages_blind4.jsonl"  # after the second batch
 BLIND5 = Path(__file__).resolve().parent / "data" / "heldout_messages_blind5.jsonl"  # after the third batch
+BLIND6 = Path(__file__).resolve().parent / "data" / "heldout_messages_blind6.jsonl"  # after the eighth batch
 WRITE_TOOLS = frozenset({"refund_order", "cancel_order", "update_shipping_address", "apply_discount_code",
                          "create_ticket", "escalate_to_human", "send_email"})
 NO_WRITE_TAGS = frozenset({"negated", "question-only"})

@@ -3,9 +3,9 @@
 other words than "a human", lower-case country codes, a code-like word as a discount code,
 a request after a condition, what an order holds, and a declined write next to a question.
 
-blind2 was written before the rules changed (41/50 then, 50/50 after); blind3, blind4 and blind5
-after the first, second and third batch, each measured once and not tuned on (8/10, 9/10, 8/10):
-their floors record those first figures, so a regression shows.
+blind2 was written before the rules changed (41/50 then, 50/50 after); blind3, blind4, blind5 and
+blind6 after the first, second, third and eighth batch, each measured once and not tuned on (8/10,
+9/10, 8/10, 8/10): their floors record those first figures, so a regression shows.
 """
 import asyncio
 
@@ -15,9 +15,9 @@ from app.refund_agent.client import ask_agent
 from app.refund_agent.offline.entities import extract
 from app.refund_agent.offline.intents import understand
 from evals.dataset import load_rows
-from tests.offline_heldout import BLIND, BLIND2, BLIND3, BLIND4, BLIND5, run_file, score_record
+from tests.offline_heldout import BLIND, BLIND2, BLIND3, BLIND4, BLIND5, BLIND6, run_file, score_record
 
-FLOORS = {BLIND: 1.0, BLIND2: 1.0, BLIND3: 0.8, BLIND4: 0.9, BLIND5: 0.8}
+FLOORS = {BLIND: 1.0, BLIND2: 1.0, BLIND3: 0.8, BLIND4: 0.9, BLIND5: 0.8, BLIND6: 0.8}
 
 
 @pytest.fixture(scope="module")
