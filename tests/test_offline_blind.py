@@ -282,3 +282,14 @@ def test_an_address_after_should_be_is_the_new_one():
                      model="offline:temperature=0")
     calls = [c.arguments for c in turn.tool_calls if c.name == "update_shipping_address"]
     assert calls and "Orchard Turn" in calls[0]["address"]
+
+
+# --- ninth batch: asking why something wasn't done ---------------------------------------------
+@pytest.mark.parametrize("text", [
+    "Why wasn't A-1005 refunded?", "how come A-1005 wasn't refunded?", "Warum wurde A-1005 nicht erstattet?",
+    "Pourquoi A-1005 n'a pas été remboursée ?", "¿Por qué no me reembolsaron A-1005?",
+])
+def test_asking_why_it_was_not_done_declines_nothing_and_writes_nothing(text):
+    turn = understand(text)
+    assert turn.actions == [] and turn.declined == []
+    assert understand("Bitte storniere A-1004 nicht.").declined == [("cancel", ["A-1004"])]

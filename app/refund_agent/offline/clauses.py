@@ -189,8 +189,13 @@ REFUSAL = re.compile(r"^\W*(?:(?:actually|wait|hmm|oh|um|ok(?:ay)?|on second tho
                      r"scratch that)(?:\W+(?:thanks?|thank you|don'?t|do not|do it|please|wait|yet|for now))*\W*$")
 
 
+_WHY = re.compile(r"^\W*(?:(?:and|but|so|ok(?:ay)?|hi|hello|hey)\W+)*(?:why|how come)\b")
+
+
 def negated(clause_gloss: str, at: int) -> bool:
     """Does a negation cue govern the word at position `at` of the clause?"""
+    if _WHY.match(clause_gloss):  # "why wasn't it refunded?" asks about what happened; it declines nothing
+        return False
     before = _blank_asides(clause_gloss[:at])
     for m in _NEG_BEFORE.finditer(before):
         gap = before[m.end():]
@@ -224,5 +229,6 @@ _DE_NEG = re.compile(r"\bnicht\b|\bnichts\b|\bkein(?:e|en|er)?\b", re.I)
 
 
 def negated_clause(clause_text: str) -> bool:
-    """German puts "nicht" after the verb ("Bitte storniere A-1004 nicht"): the clause is negated."""
-    return bool(_DE_NEG.search(clause_text))
+    """German puts "nicht" after the verb ("Bitte storniere A-1004 nicht"): the clause is negated,
+    unless it asks why ("Warum wurde A-1005 nicht erstattet?")."""
+    return bool(_DE_NEG.search(clause_text)) and not _WHY.match(gloss(clause_text))

@@ -29,7 +29,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bvorgesetzte[nr]?\b|\bchef\b|\bteamleiter\w*", "supervisor"), (r"\bmenschen\b|\bmensch\b", "human"), (r"\bnoch\b", "still"),
     (r"\bich (?:möchte|will|wollte|würde gerne?) (?:nur |bloß |gerne? )?wissen\b|\bich frage mich\b", "i just want to know"),
     (r"\bob\b", "whether"), (r"\bwurden?\b", "was"),
-    (r"\bbis wann\b", "until when"), (r"\bletzte[rn]? tag\b", "last day"),
+    (r"\bbis wann\b", "until when"), (r"\bwarum\b|\bwieso\b|\bweshalb\b", "why"), (r"\bletzte[rn]? tag\b", "last day"),
     (r"\b(?:schicken|senden|schreiben)\b", "send"), (r"\bgeld\b", "money"), (r"\bzurück\b", "back"),
     (r"\bmehrwertsteuer\b|\bmwst\b|\bumsatzsteuer\b", "vat"), (r"\bsteuern?\b", "tax"),
     (r"\bnicht (?:nötig|notwendig)\b", "no need"), (r"\bist\b", "is"), (r"\bsind\b", "are"),
@@ -61,7 +61,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bsuperviseur\b", "supervisor"), (r"\bpouvez-vous\b|\bpourriez-vous\b", "can you"),
     (r"\bje (?:veux|voulais|voudrais|souhaite|souhaiterais) (?:juste |seulement |simplement )?savoir(?: si)?\b"
      r"|\bj'aimerais (?:juste |seulement )?savoir(?: si)?\b|\bje me demande si\b", "i just want to know whether"),
-    (r"\bjusqu'(?:à|a) quand\b", "until when"),
+    (r"\bjusqu'(?:à|a) quand\b", "until when"), (r"\bpourquoi\b", "why"),
     (r"\benvoy\w* (?:un |une )?(?:e-?mail|courriel|mail|message)\b", "send an email"), (r"\bcourriel\b", "email"),
     (r"\bs'il (?:vous|te) pla[iî]t\b|\bsvp\b", "please"),
     (r"\bje (?:voudrais|veux|souhaite)\b|\bj'aimerais\b", "i want"),
@@ -86,7 +86,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bhumano\b", "human"), (r"\bencargad[oa]\b|\bgerente\b|\bjef[ea]\b", "manager"),
     (r"\b(?:s[oó]lo |solamente )?(?:quiero|quisiera|necesito) (?:s[oó]lo |solamente )?saber(?: si)?\b"
      r"|\bme pregunto si\b", "i just want to know whether"),
-    (r"\bhasta cu[aá]ndo\b", "until when"),
+    (r"\bhasta cu[aá]ndo\b", "until when"), (r"\bpor qu[eé]\b", "why"),
     (r"\b(?:env[ií]\w*|mand\w*) un (?:correo|email|e-mail|mensaje)\b", "send an email"), (r"\bcorreo\b", "email"),
     (r"\bno (?:quiero|quisiera|necesito)\b", "i don't want"),
     (r"\bno (?:hace falta|es necesario)\b", "no need to"), (r"\bsin\b", "without"),
