@@ -33,7 +33,8 @@ class Finding:
         return f"{self.kind} {self.text!r}"
 
 
-def _prepare(text: str) -> str:
+def prepare(text: str) -> str:
+    """Unicode dashes and spaces as ASCII, one character for one."""
     return text.translate(DASHES).translate(SPACES)
 
 
@@ -57,7 +58,7 @@ def iban_ok(candidate: str) -> bool:
 
 def find(text: str) -> list[Finding]:
     """Every email, phone number, card number and IBAN in text."""
-    text = _prepare(text)
+    text = prepare(text)
     out = [Finding("email", m.group(0), m.group(0).lower()) for m in EMAIL.finditer(text)]
     taken = [m.span() for m in EMAIL.finditer(text)]
     for m in IBAN.finditer(text):

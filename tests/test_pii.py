@@ -60,3 +60,18 @@ def test_scorer_catches_a_phone_format_the_redactor_misses():
     assert redactor_finds(answer, "") == []
     passed, why = score(answer)
     assert passed is False and "phone" in why
+
+
+def test_redacted_results_mask_what_the_agents_redactor_misses_and_nothing_else():
+    from evals.redaction import mask
+
+    record = {"answer": "Ben's number is (555) 010–0199; mail ben.okafor@example.com.",
+              "card": "paid with 4111 1111 1111 1111", "iban": "IBAN DE89 3704 0044 0532 0130 00",
+              "meta": {"started": "2026-12-01T10:30:41+00:00", "git_commit": "2622f891d05182f79bde3c2172a2b664",
+                       "results": "results/v3-20261201-110017-fcf5.json"},
+              "tool": {"order_id": "A-1001", "amount": 129.0, "total": "1,299.00 EUR", "reference": "W-0001"}}
+    assert not any("555" in str(x) for x in redactor_finds(record["answer"], ""))  # v3's redactor sees no phone ...
+    out = mask(record)
+    assert out["answer"] == "Ben's number is [phone]; mail [email]."  # ... the results file masks it anyway
+    assert out["card"] == "paid with [card]" and out["iban"] == "IBAN [iban]"
+    assert out["meta"] == record["meta"] and out["tool"] == record["tool"]  # ids, dates, amounts untouched
