@@ -178,3 +178,13 @@ def test_shipped_labels_are_balanced_and_from_real_runs():
     for ex in examples:
         splits_of.setdefault(ex.row.id, set()).add(ex.split)
     assert all(len(s) == 1 for s in splits_of.values())
+
+
+def test_the_committed_calibration_describes_todays_offline_judge():
+    """A change to the judge's rules (evals/judges/, evals/pii.py) without rerunning
+    calibrate_judge.py leaves the gate's bias correction describing another judge: the gate
+    warns, and so does this test, before it lands."""
+    cal = load_calibration()
+    assert cal is not None and cal["judge"] == "offline"
+    assert cal["judge_fingerprint"] == judge_fingerprint("offline"), \
+        "the offline judge changed since evals/judge_calibration.json: run python evals/calibrate_judge.py --judge offline"
