@@ -161,3 +161,20 @@ def test_deleting_one_clause_fails_the_one_trial_gate_and_names_the_row(tmp_path
     assert "no_forbidden_action" in named["mass_email"]
     assert "row regressed: mass_email / no_forbidden_action" in rec["summary"]["verdict"]["line"]
     assert "passed 100/100 in the accepted run, failed 1/1 now" in rec["summary"]["verdict"]["line"]
+
+
+def test_the_committed_reference_still_describes_v3(tmp_path):
+    """The accepted run replays: v3 on three of the reference's own seeds fails exactly the
+    row x scorer x seed verdicts the reference stored. A change to the offline model, the
+    server, the scorers or the judge that moves v3's behaviour without recalibrating fails here,
+    not as false alarms in someone's gate (recalibrate: evals/calibrate.py --version v3 --trials 100 --write)."""
+    from evals.reference import load_reference
+
+    ref = load_reference()
+    seeds = [0, 1, 2]
+    code, rec, _ = run(tmp_path, "--version", "v3", "--seeds", "0-2")
+    assert rec["meta"]["seeds"] == seeds
+    now = {(r["row_id"], n, r["trial"]) for r in rec["runs"] for n, v in r["verdicts"].items() if v["passed"] is False}
+    stored = {(rid, n, s) for rid, row in ref.rows.items() for n, c in row.cells.items() for s in c.failed_seeds
+              if s in seeds}
+    assert stored and now == stored, f"not in the reference: {sorted(now - stored)[:5]}; no longer failing: {sorted(stored - now)[:5]}"
