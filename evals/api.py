@@ -31,7 +31,7 @@ from evals.runner import Settings
 from evals.sources import JsonlSource, ListSource, RowSource
 from evals.target import TargetOptions, _is_async_callable
 from evals.thresholds import Thresholds, load_thresholds
-from evals.verdict import Verdict, decide, finish, stored
+from evals.verdict import Verdict, conclude
 
 REFERENCE_NAME = "reference.json"  # beside the thresholds file, as regression.py looks for it
 
@@ -112,9 +112,8 @@ async def run_gate_async(target: Any, *, rows: Any, thresholds: Any, reference: 
         raise ConfigError(str(exc)) from exc
     with _quiet(quiet):
         completed = await execute_async(gate.record, gate.pairs, gate.settings, path, gate.agents, gate.evaluators)
-        code = finish(gate.record, path, gate.registry, gate.reference, completed, started,
-                      report=str(report) if report else None)
-    verdict = _verdict(gate, code)
+        verdict = conclude(gate.record, path, gate.registry, gate.reference, completed, started,
+                           report=str(report) if report else None)
     return GateResult(record=gate.record, verdict=verdict, path=path)
 
 
@@ -144,17 +143,6 @@ def _setup(target, rows, thresholds, reference, seeds, parallelism, out, judge, 
     path = cli.new_results_path(out, gate.record.meta.version)  # a new file, never another run's
     save_record(gate.record, path)  # from the start: `regression.py --resume` can finish it
     return gate, path
-
-
-def _verdict(gate: Prepared, code: int) -> Verdict:
-    """The verdict finish made. It stores it without the per-scorer details; those come from
-    the same decide, given the same inputs; should the two ever differ, the stored one counts."""
-    record = gate.record
-    kept = record.summary.get("verdict")
-    if kept is None:  # interrupted: finish stores no verdict over part of the runs
-        return decide(record)
-    again = decide(record, gate.reference, gate.registry, comparison=record.comparison)
-    return again if stored(again) == kept and again.exit_code == code else Verdict.model_validate(kept)
 
 
 def _agent(target: Any, options: TargetOptions) -> AgentSpec:

@@ -308,6 +308,13 @@ def add_judge_correction(record) -> str | None:
 def finish(record, path, registry: dict, reference: Reference | None, completed: bool, started: float, *,
            fail_on_regression: bool = False, report: str | None = None) -> int:
     """Summarise a finished (or interrupted) gate run, decide, print, store; the exit code."""
+    return conclude(record, path, registry, reference, completed, started, fail_on_regression=fail_on_regression,
+                    report=report).exit_code
+
+
+def conclude(record, path, registry: dict, reference: Reference | None, completed: bool, started: float, *,
+             fail_on_regression: bool = False, report: str | None = None) -> Verdict:
+    """finish, returning the whole Verdict (the Python API hands it to its caller)."""
     import time
 
     from evals.comparison import compare, print_comparison
@@ -324,7 +331,7 @@ def finish(record, path, registry: dict, reference: Reference | None, completed:
     if not completed:
         console.print(f"[yellow]interrupted[/]: {len(record.runs)} runs kept in {path} "
                       f"(complete it with --resume {path})")
-        return EXIT_UNJUDGED
+        return decide(record)
     cand = record.summary[record.meta.version]
     warning = add_judge_correction(record)
     if record.meta.baseline:
@@ -353,7 +360,7 @@ def finish(record, path, registry: dict, reference: Reference | None, completed:
 
         console.print(f"report: {write_report(record, report)}")
     console.print(f"results: {path}   elapsed: {record.meta.elapsed_s:.2f} s")
-    return verdict.exit_code
+    return verdict
 
 
 def escape(text: str) -> str:
