@@ -58,7 +58,9 @@ from .world import (
 
 CONVERSATION_META_KEY = "northwind/conversation"
 WRITES_URI_TEMPLATE = "northwind://conversations/{conversation}/writes"
+RELEASE_URI_TEMPLATE = "northwind://conversations/{conversation}/release"
 DEFAULT_CONVERSATION = "default"
+MAX_CONVERSATIONS = 4096  # per MCP session; `python -m app.northwind` reads NORTHWIND_MAX_CONVERSATIONS
 
 _READ = ToolAnnotations(readOnlyHint=True)
 _DESTRUCTIVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True)
@@ -134,6 +136,13 @@ def writes_uri(conversation: str) -> str:
     return WRITES_URI_TEMPLATE.format(conversation=url_quote(conversation, safe=""))
 
 
+def release_uri(conversation: str) -> str:
+    """URI that, read, forgets a finished conversation of the reading session (its world
+    and write log; the reply is the write log it had). Over MCP this is how a client frees a
+    conversation; in process, release_conversation does the same."""
+    return RELEASE_URI_TEMPLATE.format(conversation=url_quote(conversation, safe=""))
+
+
 def server_worlds(server: FastMCP) -> Worlds:
     """The Worlds registry of a server made by build_server."""
     try:
@@ -192,7 +201,7 @@ async def server_write_tools(server: FastMCP) -> frozenset[str]:
     return write_tool_names(await server.list_tools())
 
 
-def build_server(*, hardened: bool = False, max_worlds: int = 4096) -> FastMCP:
+def build_server(*, hardened: bool = False, max_worlds: int = MAX_CONVERSATIONS) -> FastMCP:
     """The Northwind MCP server. hardened=True enforces the refund policy in
     refund_order, the processing-only rule in cancel_order and update_shipping_address,
     and never returns internal notes (CONTRACTS.md). `max_worlds` caps the
@@ -380,6 +389,19 @@ def build_server(*, hardened: bool = False, max_worlds: int = 4096) -> FastMCP:
         if len(conversation) > MAX_ID:
             raise ResourceError(f"conversation id too long ({len(conversation)} characters; at most {MAX_ID}).")
         log = worlds.peek(session_of(ctx, worlds), conversation)
+        return json.dumps(log.writes if log else [])
+
+    @server.resource(RELEASE_URI_TEMPLATE, mime_type="application/json",
+                     description="Reading this forgets one finished conversation of this MCP session and "
+                                 "returns the writes it had (JSON list); the id then names a fresh world. "
+                                 "Release every conversation you finish: a session holds at most "
+                                 f"{max_worlds} conversations with writes.")
+    async def release(conversation: str, ctx: Context) -> str:
+        if len(conversation) > MAX_ID:
+            raise ResourceError(f"conversation id too long ({len(conversation)} characters; at most {MAX_ID}).")
+        session = session_of(ctx, worlds)
+        log = worlds.peek(session, conversation)
+        worlds.release(session, conversation)
         return json.dumps(log.writes if log else [])
 
     return server

@@ -194,10 +194,42 @@ class Conversation:
         return turn_from_messages(self.messages, version=self.spec, model=self.model_spec, seed=self.seed,
                                   writes=writes, seconds=seconds, error=error)
 
+    async def aclose(self) -> None:
+        """Free this conversation's world on the server, on every transport (over MCP one
+        round trip); the conversation is finished. A server that went away took the world
+        with it, so a failed release is not an error."""
+        conn, self._conn = self._conn, None
+        if conn is None or (conn.client is not None and not conn.client.is_connected()):
+            return
+        try:
+            await asyncio.wait_for(conn.release(self.id), RELEASE_TIMEOUT_S)
+        except Exception:
+            pass
+
     def close(self) -> None:
-        """Free this conversation's world on the server; the conversation is finished."""
-        if self._conn is not None:
-            self._conn.release(self.id)
+        """aclose for callers without a loop at hand: at once when the server lives in this
+        process, else scheduled on the running loop (if there is none, the world goes with
+        its connection)."""
+        conn = self._conn
+        if conn is None:
+            return
+        if conn.local_server is not None:
+            self._conn = None
+            from app.northwind import release_conversation
+
+            release_conversation(conn.local_server, self.id)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        task = loop.create_task(self.aclose())
+        _closing.add(task)
+        task.add_done_callback(_closing.discard)
+
+
+RELEASE_TIMEOUT_S = 10.0
+_closing: set = set()  # scheduled releases, kept referenced until they finish
 
 
 async def aask_agent(message_or_turns: str | Sequence[str], version: str | Version, *, model: str | None = None,
@@ -212,7 +244,7 @@ async def aask_agent(message_or_turns: str | Sequence[str], version: str | Versi
         await conv._run(turns, timeout)
         return await conv.turn()
     finally:
-        conv.close()
+        await conv.aclose()
 
 
 class _BackgroundLoop:

@@ -123,14 +123,19 @@ class Connection:
         contents = await self.client.read_resource(f"northwind://conversations/{conversation}/writes")
         return json.loads(contents[0].text) if contents else []
 
-    def release(self, conversation: str) -> None:
-        """Free a finished conversation's world when the server lives in this process (the
-        server never evicts a world with writes on its own; over MCP, a session's worlds
-        go when the session ends)."""
+    async def release(self, conversation: str) -> None:
+        """Free a finished conversation's world on the server: the server never evicts a
+        world with writes on its own, and one connection serves every conversation of a gate,
+        so an unreleased world would count against the session's cap (4,096) until the
+        connection closes. In process directly; over MCP by reading its release resource."""
         if self.local_server is not None:
             from app.northwind import release_conversation
 
             release_conversation(self.local_server, conversation)
+            return
+        from app.northwind import release_uri
+
+        await self.client.read_resource(release_uri(conversation))
 
 
 class ToolNoReply(Exception):
@@ -153,7 +158,8 @@ def target_for(transport: str, hardened: bool):
         args = ["-m", "app.northwind"] + (["--hardened"] if hardened else [])
         # The MCP SDK passes a child only a safe subset of the environment; forward ours
         # (NORTHWIND_FAULT among them) explicitly.
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "NORTHWIND_FAULT")}
+        env = {k: v for k, v in os.environ.items()
+               if k in ("PATH", "HOME", "PYTHONPATH", "NORTHWIND_FAULT", "NORTHWIND_MAX_CONVERSATIONS")}
         env["FASTMCP_LOG_LEVEL"] = os.environ.get("FASTMCP_LOG_LEVEL", "WARNING")  # no start-up banner per run
         return StdioTransport(command=sys.executable, args=args, env=env, keep_alive=False)
     raise ValueError(f"unknown transport {transport!r} (memory or stdio)")

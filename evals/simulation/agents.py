@@ -73,6 +73,13 @@ class Conversations:
             self.live[key] = conv
         return self.turns[key]
 
+    async def aclose(self) -> None:
+        """Release every conversation still open on the server (their Turns are kept here):
+        the server never evicts a world with writes, so unreleased ones would add up."""
+        live, self.live = list(self.live.values()), {}
+        for conv in live:
+            await conv.aclose()
+
     def prefixes(self, turns: list[str]) -> list[Turn]:
         return [self.turns[tuple(turns[:k])] for k in range(1, len(turns) + 1)]
 

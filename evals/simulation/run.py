@@ -158,11 +158,14 @@ async def run_all(personas: list[PersonaSpec], scenarios: list[ScenarioSpec], st
     for seed in range(st.seeds):
         for persona in personas:
             convs, pairs = await _one_call(persona, scenarios, seed, st, run)
-            for s, result in pairs:
-                rec = await _record(s, persona, seed, result, convs, st, run)
-                records.append(rec)
-                if on_record is not None:
-                    on_record(rec)
+            try:
+                for s, result in pairs:
+                    rec = await _record(s, persona, seed, result, convs, st, run)
+                    records.append(rec)
+                    if on_record is not None:
+                        on_record(rec)
+            finally:
+                await convs.aclose()  # the Turns are recorded: free the server's worlds
     return records
 
 
