@@ -178,3 +178,16 @@ async def test_stdio_nan_and_infinity_literals_are_rejected(raw):
     await raw.send('{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "get_order", '
                    '"arguments": {"order_id": "A-1001"}}}')
     assert (await raw.reply())["result"]["structuredContent"]["refunded"] == 0.0
+
+
+@pytest.mark.parametrize("bad_id", ["null", "1.5", "true", "{}", '{"a": 1}', "[]", "[1]"])
+async def test_stdio_request_with_an_invalid_id_gets_an_invalid_request_error(raw, bad_id):
+    """Ids are strings or integers: the SDK reads any other id as a notification, which gets
+    no reply, so a client waiting on it would hang. It gets -32600 with id null instead."""
+    await raw.send(f'{{"jsonrpc": "2.0", "id": {bad_id}, "method": "ping"}}')
+    error = await raw.reply()
+    assert error["id"] is None and error["error"]["code"] == -32600
+    assert error["error"]["message"].startswith("Invalid Request: id must be a string or an integer, got ")
+    await raw.send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')  # a real notification: no reply
+    await raw.send('{"jsonrpc": "2.0", "id": "next", "method": "ping"}')  # and the server carries on
+    assert await raw.reply() == {"jsonrpc": "2.0", "id": "next", "result": {}}

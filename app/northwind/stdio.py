@@ -6,21 +6,78 @@ SDK's reader is wrapped, and such a line gets the JSON-RPC 2.0 error it calls fo
 with id null (the id of an unparsable message cannot be known): -32700 Parse error
 for invalid JSON, -32600 Invalid Request for JSON that is not a JSON-RPC message.
 The error names the problem, never the line.
+
+A request whose `id` is null, a fraction, a boolean, an object or an array is not a request
+the SDK knows (ids are strings or integers): its reader takes it for a notification, which
+gets no reply, and the client waits forever. The reader here refuses such a line instead:
+-32600 Invalid Request, id null (the id it sent cannot be echoed as a valid one).
 """
 from __future__ import annotations
 
+import json
 from contextlib import asynccontextmanager, suppress
+from typing import Any
 
 import anyio
+import mcp.server.stdio as sdk_stdio
+import mcp_types
 from mcp.server.stdio import stdio_server
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
-from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCNotification
 from pydantic import ValidationError
+
+
+class InvalidId(ValueError):
+    """A JSON-RPC message with an `id` member that is neither a string nor an integer."""
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, float):
+        return "a non-integer number"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+class _StrictIdAdapter:
+    """The SDK's message adapter, except that a line it reads as a notification but which
+    carries an `id` member (so its sender waits for a reply) raises InvalidId."""
+
+    def validate_json(self, data, **kwargs):
+        message = mcp_types.jsonrpc_message_adapter.validate_json(data, **kwargs)
+        if isinstance(message, JSONRPCNotification):  # rare: initialized, cancelled, progress
+            try:
+                raw = json.loads(data)
+            except (ValueError, RecursionError):
+                return message
+            if isinstance(raw, dict) and "id" in raw:
+                raise InvalidId(f"id must be a string or an integer, got {_kind(raw['id'])}")
+        return message
+
+    def __getattr__(self, name: str):
+        return getattr(mcp_types.jsonrpc_message_adapter, name)
+
+
+class _StrictIdTypes:
+    """What mcp.server.stdio calls `types` (mcp_types), with the strict adapter."""
+    jsonrpc_message_adapter = _StrictIdAdapter()
+
+    def __getattr__(self, name: str):
+        return getattr(mcp_types, name)
 
 
 def error_reply(exc: Exception) -> JSONRPCError:
     """The JSON-RPC error for a line the SDK could not read as a message."""
+    if isinstance(exc, InvalidId):
+        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST,
+                                                                    message=f"Invalid Request: {exc}"))
     errors = exc.errors(include_url=False) if isinstance(exc, ValidationError) else []
     if any(e["type"] == "json_invalid" for e in errors):
         code, message = PARSE_ERROR, "Parse error"
@@ -61,5 +118,8 @@ def run(server) -> None:
     if getattr(transport, "stdio_server", None) is not stdio_server:
         # fastmcp no longer serves stdio through this name: fail loudly, not silently.
         raise RuntimeError("fastmcp's stdio transport changed; update app/northwind/stdio.py")
+    if getattr(sdk_stdio, "types", None) is not mcp_types:
+        raise RuntimeError("the MCP SDK's stdio reader changed; update app/northwind/stdio.py")
     transport.stdio_server = stdio_answering_bad_lines  # this process serves only this server
+    sdk_stdio.types = _StrictIdTypes()  # lines with an invalid id get an error, not silence
     server.run(transport="stdio", show_banner=False)
