@@ -87,7 +87,8 @@ def new_record(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], setting
                 agent_version=cand.options.version, model_override=cand.options.model, job=name_of(target),
                 transport=settings.transport, max_retries=settings.max_retries,
                 judge_timeout=settings.judge_timeout, workers=settings.workers,
-                faults=list(settings.fault_specs), thresholds_path=thresholds_path, selection=selection or {})
+                faults=list(settings.fault_specs), thresholds_path=thresholds_path, selection=selection or {},
+                confirm={"enabled": settings.confirm, "k": settings.confirm_k})
     return Record(meta=meta, rows=[r.model_dump(mode="json", exclude_unset=True) for r in rows])
 
 
@@ -99,8 +100,22 @@ def agents_from_meta(meta: Meta) -> list[AgentSpec]:
 
 
 def summarise_record(record: Record, bars: dict[str, float]) -> dict:
+    """Each version's summary of its planned runs; the candidate's also holds its confirmation
+    reruns' numbers (summary["confirmation"]) when the gate made them."""
     rows = record.row_by_id()
-    return {v: summarise(record.runs_for(v), rows, bars, record.meta.trials) for v in record.meta.versions}
+    out = {v: summarise(record.runs_for(v), rows, bars, record.meta.trials) for v in record.meta.versions}
+    conf = record.meta.confirm
+    if conf and conf.get("enabled") and not conf.get("skipped"):
+        reruns = record.runs_for(record.meta.version, "confirm")
+        part = summarise(reruns, rows, bars, record.meta.trials)
+        runs = out[record.meta.version]["runs"]
+        part.update({"rows": len(conf.get("rows") or {}), "runs": len(reruns),
+                     "planned": sum(len(v) for v in (conf.get("rows") or {}).values()),
+                     "share": len(reruns) / runs if runs else None})
+        out[record.meta.version]["confirmation"] = part
+    elif conf and conf.get("skipped"):
+        out[record.meta.version]["confirm_skipped"] = conf["skipped"]
+    return out
 
 
 def missing_pairs(record: Record) -> list[tuple[Row, int]]:
@@ -115,19 +130,21 @@ def missing_pairs(record: Record) -> list[tuple[Row, int]]:
 
 
 def execute(record: Record, pairs: list[tuple[Row, int]], settings: Settings, path: Path,
-            agents: list[AgentSpec], evaluators: list[dict]) -> bool:
+            agents: list[AgentSpec], evaluators: list[dict], *, stage: str = "gate") -> bool:
     """Run the pairs into the record, checkpointing to path as runs finish. False: interrupted."""
-    return asyncio.run(execute_async(record, pairs, settings, path, agents, evaluators))
+    return asyncio.run(execute_async(record, pairs, settings, path, agents, evaluators, stage=stage))
 
 
 async def execute_async(record: Record, pairs: list[tuple[Row, int]], settings: Settings, path: Path,
-                        agents: list[AgentSpec], evaluators: list[dict]) -> bool:
+                        agents: list[AgentSpec], evaluators: list[dict], *, stage: str = "gate") -> bool:
     """`execute` inside a running event loop (a notebook, an async test)."""
     from evals.record import save_record
 
     last_save = [float("-inf")]  # the first finished runs reach the disk at once, then every few seconds
 
     def on_runs(runs: list[RunResult]) -> None:
+        for r in runs:
+            r.stage = stage
         record.runs.extend(runs)
         if time.monotonic() - last_save[0] > CHECKPOINT_EVERY_S:
             save_record(record, path)
@@ -144,6 +161,46 @@ async def execute_async(record: Record, pairs: list[tuple[Row, int]], settings: 
         return await run_plan(f"{name_of(agents[0].target)}", agents, plan, evaluators, settings, on_runs)
     finally:
         record.meta.model_calls = model_calls.run_summary(time.perf_counter() - started, settings.parallelism)
+
+
+def confirm(record: Record, reference: Any, settings: Settings, path: Path, agents: list[AgentSpec],
+            evaluators: list[dict]) -> bool:
+    """Stage 2 of the gate: rerun the rows stage 1 flagged on fresh seeds (evals/confirm.py)."""
+    return asyncio.run(confirm_async(record, reference, settings, path, agents, evaluators))
+
+
+async def confirm_async(record: Record, reference: Any, settings: Settings, path: Path, agents: list[AgentSpec],
+                        evaluators: list[dict]) -> bool:
+    """`confirm` in a running loop. Only the candidate is rerun; the plan (row -> seeds) and its
+    cost are stored in meta.confirm, and only (row, seed) pairs not yet run are run, so a resumed
+    record finishes the same plan. False: interrupted."""
+    from evals.verdict import plan_reruns
+
+    conf = record.meta.confirm
+    if not conf or not conf.get("enabled"):
+        return True
+    bars = record.meta.thresholds
+    cand = summarise(record.runs_for(record.meta.version), record.row_by_id(), bars, record.meta.trials)
+    below = [n for n, x in cand["scorers"].items() if x["n"] and n in bars and x["mean"] < bars[n] - 1e-12]
+    plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=below)
+    conf["rows"] = plan
+    have = {(r.row_id, r.trial) for r in record.runs_for(record.meta.version, "confirm")}
+    rows = {r["id"]: r for r in record.rows}
+    pairs = [(Row.model_validate(rows[rid]), s) for rid, seeds in plan.items() for s in seeds if (rid, s) not in have]
+    if not pairs:
+        return True
+    from evals.console import console
+
+    console.print(f"confirming: {len(plan)} flagged row(s), {sum(len(v) for v in plan.values())} reruns on fresh "
+                  f"seeds ({', '.join(f'{rid} x{len(v)}' for rid, v in list(plan.items())[:4])}"
+                  + (" ..." if len(plan) > 4 else "") + ")", markup=False, highlight=False)
+    before = dict(record.meta.model_calls or {})
+    done = await execute_async(record, pairs, replace(settings, upload=False), path, agents[:1], evaluators,
+                               stage="confirm")
+    conf["model_calls"] = record.meta.model_calls
+    if before:
+        record.meta.model_calls = before  # the gate's own figures stay; the reruns' are in meta.confirm
+    return done
 
 
 def run_seeds(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], seeds: list[int], settings: Settings,

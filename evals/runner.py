@@ -42,6 +42,8 @@ class Settings:
     workers: int = 1  # >1: conversations run in that many worker processes (evals/workers.py)
     cache_path: str | None = None  # with workers: each worker opens the on-disk model cache
     cache_stats: dict | None = None  # filled by run_plan when workers served from the cache
+    confirm: bool = True  # stage 2: rerun flagged rows on fresh seeds (evals/confirm.py)
+    confirm_k: int | None = None  # reruns per flagged row; None: chosen per row by the design
     pool: object | None = None  # an AgentPool to reuse across runs (benchmarks); else run_plan makes one
 
 

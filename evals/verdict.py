@@ -2,37 +2,48 @@
 (regression, regrade, compare, report) calls `decide`; nothing else compares a mean with a bar.
 
 A gate run fails (exit 1) when
-  (a) a scorer's mean is below its bar (evals/thresholds.toml), or significantly below what
-      the accepted run (evals/reference.json) scored on the same rows: a one-sided test of the
-      failures now against the accepted per-row failure rates, so the bar it implies rises
-      towards the accepted rate as trials grow and more trials never hide a real drop;
-  (b) a row regressed: its runs failed (some scorer) more often than its accepted rate of
-      failing runs makes plausible (Beta-binomial tail, Jeffreys prior), at a critical p
-      calibrated on the accepted runs (evals/reference.py: Reference.critical_p), so one false
-      alarm per 1/ALPHA_ROWS gates of the unchanged version, however many rows there are. Per
-      row, not per row x scorer: a row that fails now and then may, once in a few hundred
-      runs, fail a second scorer with its usual failure (a slip and then a wrong claim about
-      it); per cell, each of those rare pairs would be a false alarm;
-  (c) more runs failed, or failed where they rarely or never did, than the accepted run's own
-      blocks of seeds make plausible: diffuse degradation (runs_test);
-  (d) with --fail-on-regression, a scorer is significantly worse than the baseline (McNemar).
+  (a) a scorer's mean is below its bar (evals/thresholds.toml): the contract, one stage;
+  (b) a row regressed: stage 1 (this gate's runs) flagged it and its confirmation reruns on
+      fresh seeds show it failing more often than its accepted rate makes plausible;
+  (c) a scorer's failures (or the runs failing some scorer), summed over rows, are more than
+      the accepted rates make plausible, and the reruns of the rows that failed confirm it
+      (diffuse degradation: a hotter model, a safety switch off);
+  (d) with --fail-on-regression, a scorer is significantly worse than the baseline (McNemar, Holm).
+(b) and (c) are the two-stage gate of evals/confirm.py: every p-value is an exact Beta-binomial
+tail against the accepted run (its uncertainty included), and stage 2 is one Holm family at
+confirm.ALPHA, so an unchanged version fails at most that often, at any number of trials.
+Flagged but not confirmed: "flaky" (reported, does not fail). Flagged with no reruns to judge:
+judged on stage 1 with a Bonferroni over every candidate test, else "insufficient data".
 Exit 2: nothing to judge (no runs, interrupted, a scorer with no bar).
 """
 from __future__ import annotations
 
-from math import ceil, floor
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evals.reference import PRIOR, RUN_STATS, Reference, empirical_p, tail
+from evals.confirm import (
+    ALPHA,
+    ALPHA_ONE_STAGE,
+    ANY,
+    SCREEN_P_AGG,
+    Counts,
+    Judged,
+    accepted_units,
+    aggregate_p,
+    confirm_seeds,
+    judge,
+    screen,
+    unit_label,
+)
+from evals.reference import PRIOR, Reference
 from evals.stats import beta_binomial_pmf, sum_upper_tails
 
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
-ALPHA_ROWS = 0.02  # false alarms of the row test per gate of an unchanged version
-ALPHA_MEANS = 0.01  # false alarms of the mean tests per gate, split evenly over the scorers
-ALPHA_RUNS = 0.02  # false alarms of the failing-runs test per gate (its three statistics together)
-ROW_P_CAP = 0.05  # a row is never regressed at a p above this, however quiet the accepted run
+ALPHA_MEANS = SCREEN_P_AGG  # where a scorer's total is flagged for reruns (its gate_bar)
+ALPHA_ROWS = ALPHA_RUNS = ALPHA  # the confirmation family's level (names kept for old callers)
+ROW_P_CAP = 0.05
 
 
 class ScorerResult(BaseModel):
@@ -47,23 +58,51 @@ class ScorerResult(BaseModel):
     reason: str | None = None
 
 
-class RegressedRow(BaseModel):
-    row_id: str
-    scorer: str  # the scorers it failed now, comma-separated
-    accepted: list[int]  # runs passed, failed (some scorer), n/a in the accepted run
-    now: list[int]  # runs passed, failed, n/a now
-    p_value: float
+class FlaggedRow(BaseModel):
+    """A row (or a scorer's total over rows) stage 1 flagged, and what its reruns said."""
+    row_id: str  # the row, or for an aggregate flag the scorer ("*": runs failing some scorer)
+    kind: str = "row"  # "row" or "aggregate"
+    status: str  # "regressed" (confirmed; fails the gate), "flaky" (not confirmed), "insufficient data"
+    scorers: list[str]  # the units that flagged it: scorer names, "*" for "some scorer"
+    accepted: dict[str, Any] = Field(default_factory=dict)  # per unit: failed / runs in the accepted run
+    first: dict[str, Any] = Field(default_factory=dict)  # per unit: failed / runs in this gate
+    reruns: dict[str, Any] = Field(default_factory=dict)  # per unit: failed / runs on the confirmation seeds
+    p_first: float  # stage 1 (screening) p
+    p_value: float | None  # stage 2 (on the reruns alone); None: judged in one stage
+    rows: list[str] = Field(default_factory=list)  # an aggregate's rows (rerun)
     line: str
+
+    @property
+    def scorer(self) -> str:
+        return ", ".join(unit_label(u) for u in self.scorers)
+
+
+RegressedRow = FlaggedRow  # the name earlier versions used
 
 
 class Verdict(BaseModel):
     exit_code: int
-    line: str
+    line: str  # the headline, then one reason per line (see lines())
     reasons: list[str] = Field(default_factory=list)
     scorers: dict[str, ScorerResult] = Field(default_factory=dict)
-    regressed: list[RegressedRow] = Field(default_factory=list)
+    regressed: list[FlaggedRow] = Field(default_factory=list)  # confirmed: each fails the gate
+    flaky: list[FlaggedRow] = Field(default_factory=list)  # flagged, not confirmed by the reruns
+    insufficient: list[FlaggedRow] = Field(default_factory=list)  # flagged, nothing to confirm with
     notes: list[str] = Field(default_factory=list)
-    critical_p: float | None = None  # the row test's threshold at this many trials
+    confirmation: dict[str, Any] | None = None  # what the reruns cost: rows, runs, model calls
+    critical_p: float | None = None  # kept for old readers; the two-stage gate has no single critical p
+
+    @property
+    def headline(self) -> str:
+        return self.line.splitlines()[0] if self.line else ""
+
+    def lines(self, limit: int = 10, results: str | None = None) -> list[str]:
+        """The headline and at most `limit` reasons, one per line; the rest counted, with where to see them."""
+        out = [self.headline] + [f"  - {r}" for r in self.reasons[:limit]]
+        if len(self.reasons) > limit:
+            where = f"python evals/show.py {results} --verdict" if results else "the results file"
+            out.append(f"  ... and {len(self.reasons) - limit} more (see {where})")
+        return out
 
 
 def _p(p: float) -> str:
@@ -110,44 +149,22 @@ def mean_test(name: str, cells: dict, reference: Reference, alpha: float) -> dic
             "gate_bar": 1 - (k_crit - 1) / applicable, "mean": 1 - failed / applicable}
 
 
-def runs_test(summary: dict, reference: Reference, trials: int, alpha: float = ALPHA_RUNS) -> dict | None:
-    """Diffuse degradation (a hotter model, a safety switch off: a little more of everything)
-    spreads over scorers and rows, each too little to show. Three statistics gather it
-    (evals/reference.py: RUN_STATS): the number of failing runs (more failures where failures
-    were usual), the surprise (failures weighted by -log of their accepted rate) and the
-    novelty (weighted by 1 / the rate: failures where the accepted version never failed, as when
-    a safety switch is off and a slip that was refused now goes through). Each is compared with
-    its values on every block of `trials` consecutive accepted seeds (empirical p); the gate
-    fails when the smallest p is at or below a critical p calibrated on those same blocks, so
-    the three share one false-alarm budget `alpha`. More trials sum more failures, so a real
-    rise only gets clearer."""
-    per_row = {rid: v for rid, v in (summary.get("failed_runs") or {}).items() if rid in reference.rows}
-    if not per_row or any(runs != trials for runs, _ in per_row.values()):
-        return None  # uneven runs per row (a partial record): no block of the accepted run to compare with
-    rows = frozenset(per_row)
-    null = reference.null_stats(trials, rows)
-    if not null:
+def runs_test(summary: dict, reference: Reference, trials: int, alpha: float = SCREEN_P_AGG) -> dict | None:
+    """Stage 1's failing-runs screen on its own: the runs that failed some scorer, summed over
+    the rows the reference holds, against the exact Beta-binomial sum of their accepted rates.
+    'worse' means flagged (p <= alpha): the gate reruns its rows and decides on the reruns."""
+    failed_runs = {rid: v for rid, v in (summary.get("failed_runs") or {}).items() if rid in reference.rows}
+    if not failed_runs:
         return None
-    if floor(alpha * len(null) + 1e-9) < 1:  # too few blocks to put a p of `alpha` anywhere but the very top
-        return {"worse": False, "p_value": None, "note": (
-            f"failing-runs test not applied: the accepted run has {len(null)} block(s) of {trials} seed(s), "
-            f"{ceil(1 / alpha)} needed to judge at {alpha:g} (calibrate with more trials)")}
-    now = reference.run_stats({rid: c for rid, c in (summary.get("cells") or {}).items() if rid in rows}, per_row)
-    ps = {k: empirical_p(now[k], [x[k] for x in null]) for k in RUN_STATS}
-    critical = reference.runs_critical(trials, rows, alpha)
-    p_value = min(ps.values())
-    runs = sum(n for n, _ in per_row.values())
-    what = (f"{now['count']:.0f} of {runs} runs failed some scorer (p = {_p(ps['count'])}), surprise "
-            f"{now['surprise']:.1f} nats (p = {_p(ps['surprise'])}), novelty {now['novelty']:.0f} "
-            f"(p = {_p(ps['novelty'])}), against the accepted run's {len(null)} blocks of {trials} seed(s) "
-            f"(at most {max(x['count'] for x in null):.0f} runs, {max(x['surprise'] for x in null):.1f} nats, "
-            f"{max(x['novelty'] for x in null):.0f}; fails at p <= {_p(critical)})")
-    worse = now["count"] > 0 and p_value <= critical
-    which = min(ps, key=lambda k: (ps[k], list(RUN_STATS).index(k)))
-    if worse and (rare := _rarest(summary.get("cells") or {}, reference, rows)):
-        what += "; where the accepted run failed least: " + ", ".join(rare)
-    return {"worse": worse, "p_value": p_value, "critical": critical, "stats": now, "which": which,
-            "note": what, "reason": f"failing runs ({which}): {what}"}
+    parts = [(Counts(f, n), accepted_units(reference, rid)[ANY]) for rid, (n, f) in failed_runs.items()
+             if ANY in accepted_units(reference, rid)]
+    p = aggregate_p(parts)
+    failed = sum(n.failed for n, _ in parts)
+    expected = sum(n.applicable * (a.failed + PRIOR) / (a.applicable + 2 * PRIOR) for n, a in parts)
+    note = (f"{failed} of {sum(n.applicable for n, _ in parts)} runs failed some scorer, {expected:.1f} expected "
+            f"from the accepted run (p = {_p(p)})")
+    return {"worse": p <= alpha, "p_value": p, "failed": failed, "expected": expected, "note": note,
+            "reason": f"failing runs: {note}"}
 
 
 def _rarest(cells: dict, reference: Reference, rows: frozenset[str], k: int = 3) -> list[str]:
@@ -162,10 +179,71 @@ def _rarest(cells: dict, reference: Reference, rows: frozenset[str], k: int = 3)
     return [x[-1] for x in sorted(found)[:k]]
 
 
+def _without(part: dict, unknown: set[str]) -> dict:
+    """A summary's numbers without these scorers' verdicts."""
+    cells = {rid: {n: c for n, c in per.items() if n not in unknown} for rid, per in (part.get("cells") or {}).items()}
+    failed_runs = {rid: [runs, sum(1 for f in part.get("failing") or [] if f["row_id"] == rid
+                                   and set(f.get("failed_scorers") or [f["scorer"]]) - unknown)]
+                   for rid, (runs, _) in (part.get("failed_runs") or {}).items()}
+    return {**part, "cells": cells, "failed_runs": failed_runs}
+
+
+def _counts_text(c: dict) -> str:
+    return f"{c['failed']}/{c['runs']}"
+
+
+def _flagged(x: Judged) -> FlaggedRow:
+    """One flagged row or aggregate as a verdict line: what the accepted run, this gate and the
+    reruns each showed, and the p that decided."""
+    d = x.detail
+    if x.kind == "row":
+        per = []
+        for u in x.units:
+            part = f"{unit_label(u)} failed {_counts_text(d['accepted'][u])} accepted, {_counts_text(d['first'][u])} now"
+            if u in d["reruns"]:
+                part += f", {_counts_text(d['reruns'][u])} on reruns"
+            per.append(part)
+        text = f"{x.key}: " + "; ".join(per)
+        text += f" (p = {_p(x.p2)})" if x.p2 is not None else f" (p = {_p(x.p1)}, no reruns)"
+        if x.status == "regressed":
+            text = "row regressed: " + text
+        elif x.status == "insufficient data" and x.p2 is not None:
+            text += ": even failing every rerun could not confirm against the accepted rate"
+        return FlaggedRow(row_id=x.key, status=x.status, scorers=list(x.units), accepted=d["accepted"],
+                          first=d["first"], reruns=d["reruns"], p_first=x.p1, p_value=x.p2, line=text)
+    what = unit_label(x.key)
+    first, rr = d["first"], d["reruns"]
+    text = (f"{what}: {first['failed']} failure(s) now where the accepted run makes {first['expected']:g} likely "
+            f"(p = {_p(x.p1)})")
+    if x.p2 is not None:
+        text += (f"; reruns of {len(d['rows'])} row(s): {rr['failed']}/{rr['runs']} failed, {rr['expected']:g} "
+                 f"expected (p = {_p(x.p2)})")
+    if d["rows"]:
+        text += " [" + ", ".join(d["rows"][:3]) + (f" +{len(d['rows']) - 3}" if len(d["rows"]) > 3 else "") + "]"
+    if x.status == "regressed":
+        text = ("failing runs: " if x.key == ANY else "scorer worse: ") + text
+    return FlaggedRow(row_id=x.key, kind="aggregate", status=x.status, scorers=[x.key], accepted={},
+                      first=first, reruns=rr, p_first=x.p1, p_value=x.p2, rows=d["rows"], line=text)
+
+
+def headline(reasons: list[str]) -> str:
+    """`FAIL: 2 rows regressed, 1 scorer below its bar`: what the reasons below it add up to."""
+    kinds = {"row regressed": ("row regressed", "rows regressed"),
+             "bar": ("scorer below its bar", "scorers below their bars"),
+             "scorer worse": ("scorer worse on reruns", "scorers worse on reruns"),
+             "failing runs": ("rise in failing runs", "rises in failing runs")}
+    counts: dict[str, int] = {}
+    for r in reasons:
+        key = next((k for k in ("row regressed", "scorer worse", "failing runs") if r.startswith(k)),
+                   "bar" if " < bar " in r else "other")
+        counts[key] = counts.get(key, 0) + 1
+    parts = [f"{n} {kinds[k][n != 1]}" if k in kinds else f"{n} other reason(s)" for k, n in counts.items()]
+    return "FAIL: " + ", ".join(parts)
+
+
 def decide(record_or_summary: Any, reference: Reference | None = None, registry: dict | None = None, *,
            comparison: dict | None = None, fail_on_regression: bool = False, interrupted: bool = False,
-           alpha_rows: float = ALPHA_ROWS, alpha_means: float = ALPHA_MEANS,
-           alpha_runs: float = ALPHA_RUNS) -> Verdict:
+           alpha_means: float = SCREEN_P_AGG) -> Verdict:
     """The verdict on one version's summary (or a Record: its candidate's summary).
 
     registry: name -> ScorerSpec with bars (evals.scorers.registry); None judges no bars
@@ -182,18 +260,17 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
     failed_runs: dict[str, list[int]] = summary.get("failed_runs") or {}
     if reference is not None and (unknown := set(summary["scorers"]) - reference.scorers()):
         # scorers the reference does not hold (another judge's): the row and failing-runs tests leave them out
-        cells = {rid: {n: c for n, c in per.items() if n not in unknown} for rid, per in cells.items()}
-        failed_runs = {rid: [runs, sum(1 for f in summary.get("failing") or [] if f["row_id"] == rid
-                                       and set(f.get("failed_scorers") or [f["scorer"]]) - unknown)]
-                       for rid, (runs, _) in failed_runs.items()}
-        summary = {**summary, "cells": cells, "failed_runs": failed_runs}
+        summary = _without(summary, unknown)
+        if summary.get("confirmation"):
+            summary["confirmation"] = _without(summary["confirmation"], unknown)
+        cells, failed_runs = summary["cells"], summary["failed_runs"]
     trials = summary.get("trials") or 1
     reasons: list[str] = []
     notes: list[str] = []
     unjudged: list[str] = []
     results: dict[str, ScorerResult] = {}
     names = list(summary["scorers"])
-    per_scorer_alpha = alpha_means / max(1, len(registry or names))
+    per_scorer_alpha = alpha_means  # the gate_bar shown: the total at which stage 1 would flag
     if registry is not None:
         unjudged += [f"{n}: no bar" for n in names if n not in registry]
         unjudged += [f"{n}: no verdicts" for n in registry if n not in summary["scorers"]]
@@ -211,37 +288,47 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
             if r.ok is False:
                 r.reason = f"{name}: mean {s['mean']:.3f} < bar {bar:.2f}"
             if reference is not None and (t := mean_test(name, cells, reference, per_scorer_alpha)):
+                # shown, not decided here: a significant drop is a screen (stage 1) that the
+                # reruns must confirm (the aggregate flags below)
                 r.gate_bar, r.accepted, r.p_value = t["gate_bar"], t["accepted"], t["p_value"]
-                if t["worse"]:
-                    r.ok = False
-                    r.reason = "; ".join(filter(None, [r.reason, (
-                        f"{name}: {t['mean']:.3f} on the accepted rows, significantly below the accepted "
-                        f"run's {t['accepted']:.3f} (bar at {s['n']} verdicts: {t['gate_bar']:.3f}; "
-                        f"p = {_p(t['p_value'])})")]))
         if r.reason:
             reasons.append(r.reason)
         results[name] = r
-    regressed: list[RegressedRow] = []
-    critical = None
+    flagged: list[FlaggedRow] = []
+    confirmation = summary.get("confirmation")
     if reference is not None and registry is not None:
-        critical = reference.critical_p(trials, alpha_rows, ROW_P_CAP)
-        for rid, (runs_now, failed_now) in sorted(failed_runs.items()):
-            ref_row = reference.rows.get(rid)
-            if ref_row is None or failed_now == 0:
-                continue
-            accepted_failed = len(ref_row.failed_seeds())
-            p = tail(failed_now, runs_now, accepted_failed, ref_row.runs)
-            if p <= critical:
-                names = ", ".join(n for n, c in cells.get(rid, {}).items() if c[1])
-                acc, now = [ref_row.runs - accepted_failed, accepted_failed, 0], [runs_now - failed_now, failed_now, 0]
-                regressed.append(RegressedRow(row_id=rid, scorer=names, accepted=acc, now=now, p_value=p,
-                                              line=row_line(rid, names, acc, now, p)))
-        regressed.sort(key=lambda x: x.p_value)
-        reasons += [f"row regressed: {x.line}" for x in regressed]
-    if reference is not None and registry is not None and (t := runs_test(summary, reference, trials, alpha_runs)):
-        notes.append(t["note"])
-        if t["worse"]:
-            reasons.append(t["reason"])
+        below = {n for n, r in results.items() if r.ok is False}
+        found = screen(cells, failed_runs, reference, trials, below)
+        conf = confirmation or {}
+        flagged = [_flagged(x) for x in judge(found, reference, conf.get("cells"), conf.get("failed_runs"))]
+        for x in flagged:
+            bar = x.kind == "aggregate" and x.row_id in below
+            if bar and confirmation is not None and x.p_value is not None and x.status != "regressed":
+                # a bar breached at stage 1 whose rows pass on reruns as accepted: a fluke, not a red light
+                r = results[x.row_id]
+                reasons.remove(r.reason)
+                r.ok, x.line = None, f"{r.reason} at stage 1, not confirmed: {x.line}"
+                r.reason = None
+            elif bar:
+                if x.status == "regressed":
+                    r = results[x.row_id]
+                    reasons[reasons.index(r.reason)] = r.reason = f"{r.reason}, confirmed: {x.line}"
+                x.status = "regressed"  # a breach with nothing to confirm it by stands (fail closed)
+            elif x.status == "regressed":
+                reasons.append(x.line)
+                if x.kind == "aggregate" and x.row_id in results:
+                    results[x.row_id].ok = False
+        if found.family and confirmation is None:
+            why = summary.get("confirm_skipped") or "--no-confirm, or a regrade"
+            notes.append(f"no confirmation reruns ({why}): flagged rows were judged on this gate's runs alone "
+                         f"(Bonferroni over {found.candidates} tests at {ALPHA_ONE_STAGE:g})")
+        if confirmation:
+            notes.append(f"confirmation: {confirmation.get('rows', 0)} flagged row(s) rerun on fresh seeds, "
+                         f"{confirmation.get('runs', 0)} runs"
+                         + (f" (+{confirmation['share']:.0%} of the gate's runs)" if confirmation.get("share") else ""))
+        for x in flagged:
+            if x.status != "regressed":
+                notes.append(f"{x.status}: {x.line}")
     if comparison is not None and fail_on_regression:
         from evals.comparison import regressions
 
@@ -250,14 +337,15 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
     if registry is not None:
         scope.append("every scorer at or above its bar")
     if reference is not None and registry is not None:
-        scope.append("none significantly below the accepted run, no row regressed")
+        scope.append("no row regressed (confirmed on reruns)" if confirmation is not None
+                     else "no row regressed")
     if comparison is not None and fail_on_regression:
         scope.append(f"none significantly worse than {comparison['baseline']}")
     if unjudged:
         return Verdict(exit_code=EXIT_UNJUDGED, line="cannot judge: " + "; ".join(unjudged), reasons=unjudged,
                        scorers=results, notes=notes)
     if reasons:
-        code, line = EXIT_FAIL, "FAIL: " + "; ".join(reasons)
+        code, line = EXIT_FAIL, "\n".join([headline(reasons)] + reasons)
     elif comparison is not None and registry is None and not fail_on_regression:
         from evals.comparison import regressions
 
@@ -269,8 +357,28 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
         code, line = EXIT_PASS, "PASS: " + ("; ".join(scope) or "nothing to judge against")
     if registry is not None and reference is None:
         notes.append("no reference: judged by the bars only")
-    return Verdict(exit_code=code, line=line, reasons=reasons, scorers=results, regressed=regressed, notes=notes,
-                   critical_p=critical)
+    return Verdict(exit_code=code, line=line, reasons=reasons, scorers=results, notes=notes,
+                   regressed=[x for x in flagged if x.status == "regressed"],
+                   flaky=[x for x in flagged if x.status == "flaky"],
+                   insufficient=[x for x in flagged if x.status == "insufficient data"],
+                   confirmation=confirmation)
+
+
+def plan_reruns(summary: dict, reference: Reference | None, seeds: list[int], *,
+                fixed: int | None = None, below_bar: Iterable[str] = ()) -> dict[str, list[int]]:
+    """Stage 2's plan: row id -> the fresh seeds to rerun it on, from stage 1's numbers, as
+    decide() will judge them (the same scorers left out, the same screen). Empty: nothing flagged."""
+    if reference is None or not summary or not summary.get("runs"):
+        return {}
+    if unknown := set(summary["scorers"]) - reference.scorers():
+        summary = _without(summary, unknown)
+    found = screen(summary.get("cells") or {}, summary.get("failed_runs") or {}, reference,
+                   summary.get("trials") or 1, set(below_bar))
+    if not found.reruns:
+        return {}
+    ks = {rid: fixed or k for rid, k in found.reruns.items()}
+    fresh = confirm_seeds(seeds, set(seeds) | set(reference.seeds), max(ks.values()))
+    return {rid: fresh[:k] for rid, k in sorted(ks.items())}
 
 
 def apply(summary: dict, verdict: Verdict) -> None:
@@ -354,7 +462,10 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
     save_record(record, path)
     append_step_summary(markdown(cand, job_label(record, record.meta.version), verdict.line))
     colour = "green" if verdict.exit_code == 0 else "red"
-    console.print(f"[bold {colour}]{escape(verdict.line)}[/]")
+    head, *rest = verdict.lines(results=str(path))
+    console.print(f"[bold {colour}]{escape(head)}[/]")
+    for line in rest:
+        console.print(line, markup=False, highlight=False)
     if report:
         from evals.html_report import write_report
 
