@@ -29,7 +29,7 @@ from evals.gate import (
     DEFAULT_AGENT,
     DEFAULT_DATASET,
     agents_for,
-    agents_from_meta,
+    confirm,
     execute,
     gate_evaluators,
     missing_pairs,
@@ -91,14 +91,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-timeout", type=float, default=60.0, help="seconds before a judge verdict fails")
     p.add_argument("--workers", type=int, default=1,
                    help="run conversations in N worker processes (CPU-bound fast models; default 1)")
+    conf = p.add_mutually_exclusive_group()
+    conf.add_argument("--confirm", type=int, metavar="K",
+                      help="rerun each flagged row K times on fresh seeds (default: K chosen per row, 3-20)")
+    conf.add_argument("--no-confirm", action="store_true",
+                      help="no confirmation reruns: flagged rows are judged on this gate's runs alone (stricter, blinder)")
     p.add_argument("--fault", action="append", metavar="KIND[:ARG]",
                    help="inject a fault to test the harness (see evals/faults.py); repeatable")
     return p
 
 
 def check_args(a: argparse.Namespace) -> None:
-    for name, low in (("trials", 1), ("parallelism", 1), ("max_retries", 0), ("workers", 1)):
-        if getattr(a, name) < low:
+    for name, low in (("trials", 1), ("parallelism", 1), ("max_retries", 0), ("workers", 1), ("confirm", 1)):
+        if getattr(a, name) is not None and getattr(a, name) < low:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
     cli.check_positive(a.timeout, "--timeout")
     cli.check_positive(a.judge_timeout, "--judge-timeout")
@@ -158,6 +163,7 @@ def cache_line(st: dict) -> str:
 
 # Flags that define a run; --resume takes them from the results file and refuses them here.
 RUN_FLAGS = ("agent", "version", "baseline", "dataset", "dataset_id", "only", "tags", "limit", "trials", "seeds",
+             "confirm", "no_confirm",
              "reference", "no_reference",
              "parallelism", "model", "judge", "timeout", "max_retries", "transport", "thresholds", "workers",
              "fault", "judge_timeout", "redact_results")
@@ -165,14 +171,35 @@ RUN_FLAGS = ("agent", "version", "baseline", "dataset", "dataset_id", "only", "t
 
 def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
     """Run only the (row, trial) pairs an interrupted results file lacks, with every setting
-    the file recorded (agent, rows, seeds, model, judge, timeouts, retries, workers, faults, bars)."""
+    the file recorded (rows, seeds, model, judge, timeouts, retries, workers, faults, bars).
+    The agent comes from --agent (or the default), never from the file: the file's agent is
+    compared with it, and so is each version file's digest; either differing is refused, as is
+    a second --resume of the same file while one runs (an OS lock on <results>.lock)."""
+    from evals.record import holding
+
     defaults = parser().parse_args([])
-    given = [f for f in RUN_FLAGS if getattr(a, f) != getattr(defaults, f)]
+    given = [f for f in RUN_FLAGS if f != "agent" and getattr(a, f) != getattr(defaults, f)]
     if given:
         raise ConfigError(f"--resume restores the run's own settings; drop --{given[0].replace('_', '-')}")
     path = Path(a.resume)
-    record = load_record(path)
+    if not path.is_file():
+        load_record(path)  # the one-line error for a missing or unreadable file, before any lock file
+    with holding(path, f"evals/regression.py --resume {path}"):
+        return _resume(a, argv, started, path)
+
+
+def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) -> int:
+    """resume(), holding the lock."""
+    from evals.record import planned_file
+    from evals.target import version_file_of
+
+    record = load_record(path)  # its runs match its plan and digest, or a one-line error
     m = record.meta
+    if m.compared_files:
+        raise ConfigError(f"--resume {path}: a compare.py record; resume the gate runs it compares")
+    if a.agent != m.agent:  # a results file never picks the code that runs
+        raise ConfigError(f"--resume {path}: the run was made by agent {m.agent!r}, this command uses {a.agent!r} "
+                          f"(pass --agent {m.agent} if that is the agent to finish it with)")
     if m.complete:
         console.print(f"{path} is already complete; nothing to resume")
     faults = parse_faults(m.faults)
@@ -182,15 +209,36 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
                         upload=not a.no_upload, print_table=a.evaluatorq_table and not a.quiet,
                         judge_timeout=m.judge_timeout, faults=faults, fault_specs=list(m.faults), workers=m.workers,
                         cache_path=a.cache if m.workers > 1 else None)
-    agents = agents_from_meta(m)
+    options = TargetOptions(version=m.agent_version, model=m.model_override, transport=m.transport,
+                            max_retries=m.max_retries, timeout=m.timeout)
+    agents = agents_for(a.agent, options, m.baseline)  # --agent, with the run's own options
+    for agent, version in zip(agents, m.versions, strict=True):
+        if agent.version != version:
+            raise ConfigError(f"--resume {path}: --agent {a.agent} now builds version {agent.version!r}, "
+                              f"the record's runs are of {version!r}")
+        planned, now = planned_file(record, version), version_file_of(agent.target)
+        if record.plan is None or (planned is None and now is not None):
+            console.print(f"note: {path} stored no version file digest for {version}: not checked", markup=False)
+        elif (planned or {}).get("sha256") != (now or {}).get("sha256"):
+            shown = (now or planned)["path"]
+            raise ConfigError(f"--resume {path}: {version}'s version file {shown} changed since the run "
+                              f"(sha256 {(planned or {}).get('sha256', 'none')[:12]} then, "
+                              f"{(now or {}).get('sha256', 'none')[:12]} now): its runs would mix two agents; "
+                              "start a new run")
     evaluators = gate_evaluators(settings, m.thresholds)
     pairs = missing_pairs(record)
     redo = {(row.id, t) for row, t in pairs}
     record.runs = [r for r in record.runs if (r.row_id, r.trial) not in redo]  # drop half-done pairs
-    console.print(f"resuming {path}: {len(pairs)} of {len(record.rows) * m.trials} (row, trial) pairs to run")
+    console.print(f"resuming {path}, {record.incomplete() or 'complete'}: {len(pairs)} of "
+                  f"{len(record.rows) * m.trials} (row, trial) pairs to run")
     cache = enable_cache(a.cache) if m.workers == 1 else None
+    reference = load_reference(m.reference) if m.reference else None
+    if reference is not None:  # the same rows the run started with: the same reference cells apply
+        reference, _ = check_rows(reference, record.rows, m.reference, explicit=False)
+        reference, _ = check_judge(reference, m.judge, JUDGE_SCORERS)
     with server_fault_env(server_fault(faults)):
         completed = execute(record, pairs, settings, path, agents, evaluators) if pairs else True
+        completed = completed and confirm(record, reference, settings, path, agents, evaluators)
     print_model_calls(record)
     stats = cache.stats() if cache is not None else settings.cache_stats
     if a.cache and stats is not None:
@@ -199,19 +247,21 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
     record.meta.resumed = [*m.resumed, argv]
     registry = scorer_registry(Thresholds(provenance={"scorers": list(m.thresholds)},  # the run's own bars
                                           scorers={n: Bar(bar=b) for n, b in m.thresholds.items()}))
-    reference = load_reference(m.reference) if m.reference else None
-    if reference is not None:  # the same rows the run started with: the same reference cells apply
-        reference, _ = check_rows(reference, record.rows, m.reference, explicit=False)
-        reference, _ = check_judge(reference, m.judge, JUDGE_SCORERS)
     return finish(record, path, registry, reference, completed, started,
                   fail_on_regression=a.fail_on_regression, report=a.report)
 
 
 def json_summary(path: Path, code: int) -> dict:
-    """What --json prints: the verdict and per-scorer numbers, for scripts."""
+    """What --json prints: the verdict and per-scorer numbers, for scripts; read back from the
+    results file and recomputed from its runs, as every reader does (evals/recheck.py)."""
+    from evals.recheck import recompute
+
     record = load_record(path)
+    recompute(record)
     out = {"exit_code": code, "results": str(path), "version": record.meta.version, "job": record.meta.job,
            "agent": record.meta.agent}
+    if line := record.incomplete():
+        out["incomplete"] = line
     for key, value in record.summary.items():
         out[key] = value
     return out
@@ -257,7 +307,8 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
                         timeout=a.timeout, transport=a.transport, max_retries=a.max_retries,
                         upload=not a.no_upload, print_table=a.evaluatorq_table and not a.quiet,
                         judge_timeout=a.judge_timeout, faults=faults, fault_specs=a.fault or [],
-                        workers=a.workers, cache_path=a.cache if a.workers > 1 else None)
+                        workers=a.workers, cache_path=a.cache if a.workers > 1 else None,
+                        confirm=not a.no_confirm, confirm_k=a.confirm)
     gate = prepare(agents, source_for(a.dataset, a.dataset_id), settings, load_thresholds(a.thresholds), argv,
                    reference_path=None if a.no_reference else a.reference, explicit_reference=explicit_reference,
                    thresholds_path=a.thresholds, selection={"only": a.only, "tags": a.tags, "limit": a.limit})
@@ -271,6 +322,7 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     cache = enable_cache(a.cache) if a.workers == 1 else None
     with server_fault_env(server_fault(faults)):
         completed = execute(record, gate.pairs, settings, path, agents, gate.evaluators)
+        completed = completed and confirm(record, reference, settings, path, agents, gate.evaluators)
     print_model_calls(record)
     stats = cache.stats() if cache is not None else settings.cache_stats
     if a.cache and stats is not None:

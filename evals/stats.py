@@ -1,7 +1,7 @@
 """The statistics the gate and the comparison report: all small, all exact or standard."""
 from __future__ import annotations
 
-from math import comb, exp, lgamma, sqrt
+from math import comb, exp, lgamma, log, log1p, sqrt
 from statistics import NormalDist
 
 Z95 = 1.959963984540054
@@ -31,15 +31,95 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return comb(c, k) / comb(n, k) if n else 0.0
 
 
+_LN_2PI = 1.8378770664093454835606594728112  # log(2 pi)
+
+
+def _stirlerr(n: int) -> float:
+    """log(n!) - log(sqrt(2 pi n) (n/e)^n), the error of Stirling's formula (Loader 2000).
+    Small n directly (the terms are small, so no cancellation of large numbers); larger n by
+    its asymptotic series, which is then exact to double precision."""
+    if n <= 15:
+        return lgamma(n + 1) - (n + 0.5) * log(n) + n - _LN_2PI / 2 if n else 0.0
+    nn = n * n
+    s0, s1, s2, s3, s4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
+    if n > 500:
+        return (s0 - s1 / nn) / n
+    if n > 80:
+        return (s0 - (s1 - s2 / nn) / nn) / n
+    if n > 35:
+        return (s0 - (s1 - (s2 - s3 / nn) / nn) / nn) / n
+    return (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / n
+
+
+def _bd0(x: float, m: float) -> float:
+    """x log(x/m) + m - x without the cancellation when x is near m (Loader 2000)."""
+    if abs(x - m) < 0.1 * (x + m):
+        v = (x - m) / (x + m)
+        s, ej, v2, j = (x - m) * v, 2 * x * v, v * v, 1
+        while True:
+            ej *= v2
+            s1 = s + ej / (2 * j + 1)
+            if s1 == s:
+                return s1
+            s, j = s1, j + 1
+    return x * log(x / m) + m - x
+
+
+def log_binom_half_pmf(k: int, n: int) -> float:
+    """log P(X = k), X ~ Binomial(n, 1/2), to full double precision for any n: Loader's
+    saddle-point form (as in R's dbinom), not log(n!) - log(k!) - ..., whose large terms
+    cancel and would lose ~log10(n) digits."""
+    if k == 0 or k == n:
+        return -n * log(2)
+    return (_stirlerr(n) - _stirlerr(k) - _stirlerr(n - k) - _bd0(k, n / 2) - _bd0(n - k, n / 2)
+            - 0.5 * (_LN_2PI + log(k) + log1p(-k / n)))
+
+
+def binom_half_cdf(k: int, n: int) -> float:
+    """P(X <= k), X ~ Binomial(n, 1/2): the top term P(X = k) in log space times the sum of the
+    lower terms relative to it, each from the last by one ratio i / (n - i + 1) <= 1, summed
+    until the rest cannot change the total. O(min(k, sqrt(n))) terms, relative error ~1e-14."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if 2 * k > n:  # above the middle the terms would first grow: the complement instead
+        return 1.0 - binom_half_cdf(n - k - 1, n)
+    total = term = 1.0
+    for i in range(k, 0, -1):
+        term *= i / (n - i + 1)
+        total += term
+        # the terms still to come fall at least as fast as the next ratio r: they add at most
+        # term * r / (1 - r)
+        r = (i - 1) / (n - i + 2)
+        if term * r < total * (1 - r) * 1e-17:
+            break
+    return min(1.0, exp(log_binom_half_pmf(k, n) + log(total)))
+
+
 def mcnemar_exact(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value; b = pass->fail, c = fail->pass discordant pairs."""
     n = b + c
-    if n == 0:
+    if n == 0 or b == c:
         return 1.0
     # Binomial(n, 1/2) is symmetric, so the two-sided p is twice the smaller tail, capped at 1.
-    # Exact integer sums: no float underflow for large n.
-    tail = sum(comb(n, i) for i in range(min(b, c) + 1))
-    return min(1.0, 2 * tail / 2**n)
+    # In log space (binom_half_cdf): exact to ~1e-14 and fast for any n; underflows to 0 only
+    # below ~1e-308.
+    return min(1.0, 2 * binom_half_cdf(min(b, c), n))
+
+
+def holm_adjusted(pvalues: list[float]) -> list[float]:
+    """Holm's (1979) step-down adjusted p-values, in the order given: sorted ascending, the
+    i-th smallest (from 0) becomes max over j <= i of min(1, (m - j) p_(j)). Rejecting every
+    hypothesis whose adjusted p is below alpha controls the family-wise error rate at alpha
+    (the chance of any false rejection among the m), whatever the dependence between them."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    out, running = [1.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        out[i] = running
+    return out
 
 
 def paired_diff_interval(b: int, c: int, n: int, z: float = Z95) -> tuple[float, float, float]:
@@ -127,16 +207,13 @@ def beta_binomial_pmf(n: int, a: float, b: float) -> list[float]:
 def sum_upper_tails(pmfs: list[list[float]], cap: int) -> list[float]:
     """P(S >= k) for k = 0..cap, S the sum of independent counts with these pmfs. Mass above
     `cap` is lumped into `cap`, so the cost is len(pmfs) x cap x pmf length, whatever the totals."""
-    dist = [1.0] + [0.0] * cap
+    import numpy as np
+
+    dist = np.zeros(cap + 1)
+    dist[0] = 1.0
     for pmf in pmfs:
-        new = [0.0] * (cap + 1)
-        for s, ps in enumerate(dist):
-            if ps:
-                for j, pj in enumerate(pmf):
-                    new[min(cap, s + j)] += ps * pj
-        dist = new
-    tails, acc = [0.0] * (cap + 1), 0.0
-    for k in range(cap, -1, -1):
-        acc += dist[k]
-        tails[k] = min(1.0, acc)
-    return tails
+        full = np.convolve(dist, np.asarray(pmf, dtype=float))
+        dist = full[:cap + 1].copy()
+        dist[cap] += full[cap + 1:].sum()
+    tails = np.minimum(1.0, np.cumsum(dist[::-1])[::-1])
+    return [float(x) for x in tails]
