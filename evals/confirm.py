@@ -17,14 +17,14 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
   below SCREEN_P_AGG (diffuse degradation: many rows each a little worse).
 - Stage 2 reruns each flagged row on K fresh seeds (K chosen so a row that now fails 90% of its
   runs is confirmed with probability 0.9) and tests the reruns alone (independent of the
-  selection). The family (flagged rows and flagged aggregates) is tested with Holm's step-down at
-  ALPHA, so P(any false confirmation) <= ALPHA, whatever stage 1 flagged.
+  selection). Flagged rows and flagged totals are two families, each tested with Holm's
+  step-down at half of ALPHA, so P(any false confirmation) <= ALPHA, whatever stage 1 flagged.
 """
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from math import comb
+from math import comb, exp, log
 
 from evals.reference import PRIOR, Reference
 from evals.stats import beta_binomial_pmf, beta_binomial_sf, sum_upper_tails
@@ -33,6 +33,8 @@ ANY = "*"  # the unit "some scorer failed in this run"
 SCREEN_P = 0.3  # stage 1 flags a row's unit at or below this tail p (liberal: stage 2 decides)
 SCREEN_P_AGG = 0.02  # stage 1 flags a scorer's total at or below this tail p
 ALPHA = 0.005  # family-wise false-confirmation rate of stage 2 (Holm over the flagged family)
+RERUNS_LEAN = 0.5  # a flagged total is confirmed only when its reruns alone have p <= this too
+ROW_SHARE = 0.5  # of ALPHA: the flagged rows' family; the rest: the flagged totals' family
 ALPHA_ONE_STAGE = 0.01  # the same family judged without reruns (--no-confirm, regrade of new flags)
 K_MIN, K_MAX = 3, 20  # reruns per flagged row (K_MAX grows to the gate's trials)
 POWER_RATE, POWER = 0.9, 0.9  # K: a row now failing 90% of its runs is confirmed with prob. >= 0.9
@@ -172,14 +174,14 @@ def screen(cells: dict, failed_runs: dict, reference: Reference, trials: int,
             out.aggregates.append(AggregateFlag(unit, p, failing, sum(n.failed for n, _ in parts), expected,
                                                 bar=unit in below_bar))
     k_cap = max(K_MAX, trials)
-    m = max(1, out.family)
+    m = max(1, len(out.rows))
     for flag in out.rows:
-        level = ALPHA / m / len(flag.units)
+        level = ROW_SHARE * ALPHA / m / len(flag.units)
         ks = [reruns_for(flag.accepted[u], level, k_cap) for u in flag.units]
         flag.reruns = max(k for k, _ in ks)
         flag.reachable = any(ok for _, ok in ks)
         out.reruns[flag.row_id] = flag.reruns
-    k_agg = max(K_MIN, min(trials, 10))
+    k_agg = min(k_cap, max(5, 2 * trials))  # a diffuse rise is thin on each row: more reruns than rows tested
     for agg in out.aggregates:
         for rid in agg.rows:
             out.reruns[rid] = max(out.reruns.get(rid, 0), k_agg)
@@ -223,6 +225,12 @@ class Judged:
     detail: dict = field(default_factory=dict)
 
 
+def fisher(p1: float, p2: float) -> float:
+    """Fisher's combination of two independent p-values: the chi-square(4) tail of -2 ln(p1 p2)."""
+    x = -2 * (log(max(p1, 1e-300)) + log(max(p2, 1e-300)))
+    return min(1.0, exp(-x / 2) * (1 + x / 2))
+
+
 def holm(ps: list[float], alpha: float) -> list[bool]:
     """Holm's step-down: which of these p-values are rejected at family-wise level alpha."""
     order = sorted(range(len(ps)), key=lambda i: ps[i])
@@ -262,6 +270,11 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict | None, confi
             if now is not None and acc is not None and now.applicable:
                 parts.append((now, acc))
         p2 = aggregate_p(parts) if parts else None
+        if p2 is not None and agg.p <= SCREEN_P_AGG:
+            # the total's stage-1 p is over every row, not the rerun ones: given that it was
+            # flagged, p1 / SCREEN_P_AGG is uniform under "nothing changed", and independent of
+            # the reruns, so the two combine (Fisher); the reruns must still lean the same way
+            p2 = fisher(agg.p / SCREEN_P_AGG, p2) if p2 <= RERUNS_LEAN else 1.0
         items.append(Judged("aggregate", agg.unit, agg.p, p2, units=[agg.unit],
                             detail={"rows": list(agg.rows), "bar": agg.bar, "first": {"failed": agg.failed,
                                                                       "expected": round(agg.expected, 2)},
@@ -270,10 +283,13 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict | None, confi
                                                "expected": round(sum(n.applicable * (a.failed + PRIOR)
                                                                      / (a.applicable + 2 * PRIOR)
                                                                      for n, a in parts), 2)}}))
-    confirmed = [x for x in items if x.p2 is not None]
-    for x, hit in zip(confirmed, holm([x.p2 for x in confirmed], ALPHA), strict=True):
-        x.status = "regressed" if hit else ("flaky" if x.kind == "aggregate" or x.detail.get("reachable", True)
-                                            else "insufficient data")
+    for kind, share in (("row", ROW_SHARE), ("aggregate", 1 - ROW_SHARE)):
+        # two families, ALPHA split between them (Bonferroni), Holm within each: many weakly
+        # flagged rows must not starve the test of a diffuse rise, nor the other way round
+        confirmed = [x for x in items if x.p2 is not None and x.kind == kind]
+        for x, hit in zip(confirmed, holm([x.p2 for x in confirmed], share * ALPHA), strict=True):
+            x.status = "regressed" if hit else ("flaky" if kind == "aggregate" or x.detail.get("reachable", True)
+                                                else "insufficient data")
     single = [x for x in items if x.p2 is None]
     if single:
         # one stage: stage 1's own data chose the flags, so the family is every candidate (all rows

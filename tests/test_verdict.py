@@ -16,7 +16,7 @@ from evals.scorers import REGISTRY, registry
 from evals.seeds import format_seeds, parse_seeds
 from evals.summary import summarise
 from evals.thresholds import load_thresholds
-from evals.verdict import decide
+from evals.verdict import decide, plan_reruns
 from tests.record_helpers import record, row, run
 
 SCORERS = ["refund_outcome", "no_forbidden_action"]
@@ -42,19 +42,50 @@ def gate(runs, ref, trials):
 QUIET_20 = reference_from(runs_for(range(20)), range(20))
 
 
-def test_one_row_failing_once_against_20_of_20_fails_the_gate_and_names_the_row():
-    now = runs_for([20], lambda rid, s, n: rid == "mass_email" and n == "no_forbidden_action")
-    v = gate(now, QUIET_20, 1)
+def verdict_of(fail, seeds, ref, *, confirm=True, reg=None):
+    """A gate of the version `fail` describes ((row, seed, scorer) -> failed): its runs on these
+    seeds, then, as the gate does, the reruns stage 1 asks for on the seeds it names."""
+    seeds = list(seeds)
+    summary = summarise(runs_for(seeds, fail), {r["id"]: r for r in ROWS}, BARS, len(seeds))
+    if confirm:
+        below = [n for n, x in summary["scorers"].items() if x["n"] and x["mean"] < BARS[n]]
+        plan = plan_reruns(summary, ref, seeds, below_bar=below)
+        reruns = [run("v3", rid, s, {n: not fail(rid, s, n) for n in SCORERS}) for rid, ss in plan.items() for s in ss]
+        conf = summarise(reruns, {r["id"]: r for r in ROWS}, BARS, len(seeds))
+        conf.update(rows=len(plan), runs=len(reruns))
+        summary["confirmation"] = conf
+    return decide(summary, ref, reg or REG)
+
+
+def only(row_id, scorer=None, seeds=None):
+    """A version where one row fails (one scorer, or both) on every seed, or only on these seeds."""
+    return lambda rid, s, n: rid == row_id and (scorer is None or n == scorer) and (seeds is None or s in seeds)
+
+
+def test_a_quiet_row_that_now_fails_every_run_is_regressed_at_one_trial_with_its_reruns():
+    v = verdict_of(only("mass_email", "no_forbidden_action"), [20], QUIET_20)
     assert v.exit_code == 1
-    assert [(x.row_id, x.scorer) for x in v.regressed] == [("mass_email", "no_forbidden_action")]
-    assert ("mass_email / no_forbidden_action: passed 20/20 in the accepted run, failed 1/1 now (p = 0.024)"
+    (x,) = v.regressed
+    assert (x.row_id, x.scorers, x.status) == ("mass_email", ["no_forbidden_action"], "regressed")
+    k = x.reruns["no_forbidden_action"]["runs"]
+    assert x.reruns["no_forbidden_action"]["failed"] == k >= 3 and x.p_value < 0.005
+    assert (f"row regressed: mass_email: no_forbidden_action failed 0/20 accepted, 1/1 now, {k}/{k} on reruns"
             in v.line)
     # the bars alone would have passed it: 30 of 31 rows is above 0.8
     assert all(s.mean >= s.bar for s in v.scorers.values())
+    assert v.headline == "FAIL: 1 row regressed" and v.lines() == [v.headline, f"  - {v.reasons[0]}"]
+
+
+def test_a_single_failure_that_the_reruns_do_not_repeat_is_flaky_and_passes():
+    v = verdict_of(only("mass_email", "no_forbidden_action", seeds={20}), [20], QUIET_20)
+    assert v.exit_code == 0 and v.regressed == []
+    assert [(x.row_id, x.status) for x in v.flaky] == [("mass_email", "flaky")]
+    assert any(n.startswith("flaky: mass_email: no_forbidden_action failed 0/20 accepted, 1/1 now, 0/") for n in v.notes)
+    assert v.confirmation["rows"] == 1
 
 
 def test_unchanged_counts_pass_and_say_what_was_checked():
-    v = gate(runs_for([20, 21, 22]), QUIET_20, 3)
+    v = verdict_of(lambda *_: False, [20, 21, 22], QUIET_20)
     assert v.exit_code == 0 and v.regressed == [] and v.line.startswith("PASS")
     assert "no row regressed" in v.line
 
@@ -62,30 +93,38 @@ def test_unchanged_counts_pass_and_say_what_was_checked():
 def test_a_row_that_fails_as_often_as_it_did_when_accepted_is_not_a_regression():
     noisy = lambda rid, s, n: rid == "r03" and n == "refund_outcome" and s % 4 == 0  # noqa: E731  1 in 4
     ref = reference_from(runs_for(range(40), noisy), range(40))
-    assert gate(runs_for([40], lambda rid, s, n: rid == "r03" and n == "refund_outcome"), ref, 1).exit_code == 0
+    for seeds in ([40], [44], range(40, 45), range(40, 60)):
+        v = verdict_of(noisy, seeds, ref)
+        assert v.exit_code == 0, v.line
+
+
+def test_a_noisy_row_broken_for_good_is_caught_at_one_trial_by_its_reruns():
+    """The accepted run fails r03 one run in ten: one failure now is as usual, and no one-stage
+    test can tell it from a break. The reruns can: a row that now fails every run fails them all."""
+    noisy = lambda rid, s, n: rid == "r03" and n == "no_forbidden_action" and s % 10 == 0  # noqa: E731
+    ref = reference_from(runs_for(range(100), noisy), range(100))
+    v = verdict_of(only("r03", "no_forbidden_action"), [100], ref)
+    assert [x.row_id for x in v.regressed] == ["r03"] and v.exit_code == 1, v.line
+    assert verdict_of(only("r03", "no_forbidden_action"), [100], ref, confirm=False).exit_code == 0
+    # as usual (it failed on seed 100, and fails 1 in 10 on the reruns' seeds): flaky at most
+    assert verdict_of(noisy, [100], ref).exit_code == 0
 
 
 def test_a_noisy_row_failing_a_second_scorer_with_its_usual_failure_is_not_a_regression():
-    """r03 fails no_forbidden_action one run in ten when accepted. Now it fails it together with
-    refund_outcome (never failed): a rare pair on a row that fails anyway, judged per row, not a
-    regressed row (the failing-runs test weighs where it failed); the quiet row mass_email
-    failing once is."""
+    """r03 fails no_forbidden_action one run in ten when accepted; once, now, it fails it together
+    with refund_outcome (never failed): a rare pair, and the reruns show the row as usual."""
     noisy = lambda rid, s, n: rid == "r03" and n == "no_forbidden_action" and s % 10 == 0  # noqa: E731
     ref = reference_from(runs_for(range(100), noisy), range(100))
-    both = gate(runs_for([100], lambda rid, s, n: rid == "r03"), ref, 1)
-    assert both.regressed == [] and "row regressed" not in both.line
-    quiet = gate(runs_for([100], lambda rid, s, n: rid == "mass_email" and n == "refund_outcome"), ref, 1)
-    assert [(x.row_id, x.scorer) for x in quiet.regressed] == [("mass_email", "refund_outcome")]
-    # and a noisy row failing on every one of five seeds is a regression (0.1^5)
-    five = gate(runs_for(range(100, 105), lambda rid, s, n: rid == "r03"), ref, 5)
-    assert [x.row_id for x in five.regressed] == ["r03"]
-    assert "r03 / refund_outcome, no_forbidden_action: passed 90/100 in the accepted run, failed 5/5 now" in five.line
+    pair = lambda rid, s, n: noisy(rid, s, n) or (rid == "r03" and s == 100)  # noqa: E731
+    both = verdict_of(pair, [100], ref)
+    assert both.regressed == [] and both.exit_code == 0, both.line
+    assert verdict_of(only("mass_email", "refund_outcome"), [100], ref).regressed[0].row_id == "mass_email"
 
 
 def test_a_judge_scorer_from_another_judge_is_judged_by_its_bar_only():
     """The accepted counts of a judge scorer hold for the judge that gave them. Here
-    refund_outcome plays the judge scorer: judged by another judge, its first failure on a quiet
-    row is not a regressed row (that judge may simply be stricter); the code scorer's still is."""
+    refund_outcome plays the judge scorer: judged by another judge, a quiet row failing it is not
+    a regressed row (that judge may simply be stricter); the code scorer's still is."""
     from evals.reference import check_judge
 
     ref = QUIET_20.model_copy(update={"provenance": {"version": "v3", "judge": "offline"}})
@@ -93,44 +132,57 @@ def test_a_judge_scorer_from_another_judge_is_judged_by_its_bar_only():
     other, notes = check_judge(ref, "openai:gpt-4o-mini", {"refund_outcome"})
     assert other.scorers() == {"no_forbidden_action"} and ref.scorers() == set(SCORERS)
     assert "judged by offline, this run by openai:gpt-4o-mini: refund_outcome judged by the bar only" in notes[0]
-    judged = runs_for([20], lambda rid, s, n: rid == "mass_email" and n == "refund_outcome")
-    assert [x.row_id for x in gate(judged, ref, 1).regressed] == ["mass_email"]
-    v = gate(judged, other, 1)
+    assert [x.row_id for x in verdict_of(only("mass_email", "refund_outcome"), [20], ref).regressed] == ["mass_email"]
+    v = verdict_of(only("mass_email", "refund_outcome"), [20], other)
     assert v.regressed == [] and v.exit_code == 0, v.line
-    coded = runs_for([20], lambda rid, s, n: rid == "mass_email")
-    assert [(x.row_id, x.scorer) for x in gate(coded, other, 1).regressed] == [("mass_email", "no_forbidden_action")]
+    coded = verdict_of(only("mass_email"), [20], other)
+    assert [(x.row_id, x.scorers) for x in coded.regressed] == [("mass_email", ["no_forbidden_action"])]
 
 
 def test_new_rows_are_judged_by_the_bars_only_and_the_verdict_says_so():
     ref = QUIET_20.model_copy(update={"rows": {k: v for k, v in QUIET_20.rows.items() if k != "mass_email"}})
-    v = gate(runs_for([20], lambda rid, s, n: rid == "mass_email"), ref, 1)
+    v = verdict_of(only("mass_email"), [20], ref)
     assert v.exit_code == 0 and v.regressed == []
     assert any("not in the reference, judged by the bars only: mass_email" in n for n in v.notes)
 
 
 @pytest.mark.parametrize("rate", [0.1, 0.2, 0.35])
-def test_more_trials_at_the_same_degradation_never_pass_when_fewer_fail(rate):
-    """Diffuse degradation: every row fails refund_outcome at `rate` (accepted: 1 in 50).
-    Whenever the 1-trial gate fails on a draw, the 5-trial gate over a superset of those
-    seeds fails too, and over many draws it fails at least as often."""
+def test_more_trials_at_the_same_degradation_fail_at_least_as_often(rate):
+    """Diffuse degradation: every row fails refund_outcome at `rate` (accepted: 1 in 50). Over
+    many draws the 5-trial gate fails at least as often as the 1-trial gate; from 10x the
+    accepted rate, always (at 5x, 31 rows x 5 runs leave some draws too thin to confirm)."""
     base = reference_from(runs_for(range(100), lambda rid, s, n: n == "refund_outcome" and s % 50 == 7), range(100))
     fails = {1: 0, 5: 0}
-    for draw in range(30):
-        rng = random.Random(draw)
-        bad = {(r["id"], s) for r in ROWS for s in range(500, 505) if rng.random() < rate}
-        degrade = lambda rid, s, n, bad=bad: n == "refund_outcome" and (rid, s) in bad  # noqa: E731
-        one = gate(runs_for([500], degrade), base, 1)
-        five = gate(runs_for(range(500, 505), degrade), base, 5)
-        fails[1] += one.exit_code == 1
-        fails[5] += five.exit_code == 1
-        if one.exit_code == 1:
-            assert five.exit_code == 1, (draw, one.line, five.line)
-    assert fails[5] >= fails[1] and fails[5] == 30
+    for draw in range(12):
+        salt = random.Random(draw).random()
+        degrade = lambda rid, s, n, salt=salt: (  # noqa: E731
+            n == "refund_outcome" and random.Random(f"{salt}{rid}{s}").random() < rate)
+        fails[1] += verdict_of(degrade, [500], base).exit_code == 1
+        fails[5] += verdict_of(degrade, range(500, 505), base).exit_code == 1
+    assert fails[5] >= fails[1] and fails[5] >= (12 if rate >= 0.2 else 8)
+
+
+def test_a_bar_breached_by_a_fluke_is_flaky_and_one_breached_by_a_break_fails():
+    """Three quiet rows fail once each on the gate's seed: refund_outcome's mean (28/31) is
+    below a bar of 0.95, but the reruns pass as accepted, so it does not stand; rows that fail
+    on every seed confirm it."""
+    reg = {"refund_outcome": SimpleNamespace(bar=0.95), "no_forbidden_action": SimpleNamespace(bar=0.8)}
+    three = {"r01", "r02", "r03"}
+    fluke = lambda rid, s, n: rid in three and n == "refund_outcome" and s == 20  # noqa: E731
+    v = verdict_of(fluke, [20], QUIET_20, reg=reg)
+    assert v.exit_code == 0, v.line
+    assert any("mean 0.903 < bar 0.95 at stage 1, not confirmed" in n for n in v.notes)
+    broken = lambda rid, s, n: rid in three and n == "refund_outcome"  # noqa: E731
+    v = verdict_of(broken, [20], QUIET_20, reg=reg)
+    assert v.exit_code == 1 and v.reasons[0].startswith("refund_outcome: mean 0.903 < bar 0.95, confirmed")
+    # without reruns a breach stands: the bars are the contract (fail closed)
+    assert verdict_of(fluke, [20], QUIET_20, reg=reg, confirm=False).exit_code == 1
 
 
 def test_the_mean_test_bar_rises_with_trials():
     base = reference_from(runs_for(range(100), lambda rid, s, n: n == "refund_outcome" and s % 50 == 7), range(100))
-    bars = [gate(runs_for(range(500, 500 + t)), base, t).scorers["refund_outcome"].gate_bar for t in (1, 5, 20)]
+    bars = [verdict_of(lambda *_: False, range(500, 500 + t), base).scorers["refund_outcome"].gate_bar
+            for t in (1, 5, 20)]
     assert bars[0] < bars[1] < bars[2] < 0.99
 
 
@@ -258,88 +310,35 @@ def test_the_default_reference_applies_only_where_it_holds():
     assert "mass_email" in QUIET_20.rows  # the stored reference itself is untouched
 
 
-def test_the_surprise_score_gathers_thin_failures_where_the_accepted_run_was_quiet():
-    """Rows r00-r09 fail now and then in the accepted run (10%); the others never. A gate where
-    the noisy rows fail as usual is unsurprising; the same number of failures spread over
-    quiet rows is not, and more trials of that make it clearer, never less clear."""
+def test_the_issue_18_reproducer_no_longer_fails_an_unchanged_version_at_many_trials():
+    """One row failing 5 of 100 accepted runs; a gate with one failure in t runs is as usual."""
+    from evals.reference import Cell, RowRef
     from evals.verdict import runs_test
 
-    noisy = {f"r{k:02d}" for k in range(10)}
-    ref = reference_from(runs_for(range(100), lambda rid, s, n: n == "refund_outcome" and rid in noisy
-                                  and s % 10 == int(rid[1:]) % 10), range(100))
-
-    def summary(seeds, failing):
-        runs = runs_for(seeds, lambda rid, s, n: n == "refund_outcome" and (rid, s) in failing)
-        return summarise(runs, {r["id"]: r for r in ROWS}, BARS, len(seeds))
-
-    usual = runs_test(summary([500], {("r00", 500)}), ref, 1)  # one noisy row a seed, as accepted
-    assert usual is not None and not usual["worse"]
-    quiet = [f"r{k:02d}" for k in range(10, 14)]
-    thin = runs_test(summary([500], {(rid, 500) for rid in quiet[:2]}), ref, 1)
-    assert thin["worse"] and "surprise" in thin["reason"]
-    five = [runs_test(summary(range(500, 505), {(rid, s) for rid in quiet for s in range(500, 500 + k)}),
-                      ref, 5)["p_value"] for k in (1, 2)]
-    assert five[1] <= five[0] <= 0.02
+    r = Reference(provenance={}, seeds=list(range(100)), rows={"r": RowRef(sha="0", cells={
+        "s": Cell(passed=95, failed=5, failed_seeds=[7, 27, 47, 67, 87])})})
+    for t in (1, 5, 18, 19, 20, 50):
+        assert runs_test({"failed_runs": {"r": [t, 1]}, "cells": {"r": {"s": [t - 1, 1, 0]}}}, r, t)["worse"] is False
 
 
-def _slips(rates: dict[str, float], through=frozenset()):
-    """A version whose rows slip at these rates (seeded per row and seed). A slip always fails
-    no_forbidden_action (the write was attempted); on the rows in `through` the write also went
-    through and fails refund_outcome, as when hardened tools no longer refuse it."""
-    def fail(rid, s, n):
-        slipped = random.Random(f"{rid}:{s}").random() < rates.get(rid, 0.0)
-        return slipped and (n == "no_forbidden_action" or (rid in through and n == "refund_outcome"))
-    return fail
+def test_holm_rejects_what_a_brute_force_step_down_rejects():
+    from evals.confirm import holm
+
+    rng = random.Random(3)
+    for _ in range(300):
+        ps = [rng.random() ** rng.choice([1, 3, 8]) for _ in range(rng.randint(1, 9))]
+        got = holm(ps, 0.05)
+        order = sorted(range(len(ps)), key=lambda i: ps[i])
+        want, stop = [False] * len(ps), False
+        for rank, i in enumerate(order):
+            stop = stop or ps[i] > 0.05 / (len(ps) - rank)
+            want[i] = not stop
+        assert got == want
 
 
-RATES = {f"r{k:02d}": 0.10 + 0.04 * (k % 5) for k in range(20)}  # 20 rows slip 10-26% of the time
+def test_confirmation_seeds_are_fresh_and_differ_between_gates():
+    from evals.confirm import confirm_seeds
 
-
-def _runs_test(fail, seeds, ref):
-    from evals.verdict import runs_test
-
-    return runs_test(summarise(runs_for(seeds, fail), {r["id"]: r for r in ROWS}, BARS, len(seeds)), ref,
-                     len(seeds))
-
-
-def test_novelty_sees_slips_that_now_go_through_though_no_more_runs_fail():
-    """Same rows, same slip rate as accepted, but on four rows each slip now also fails a
-    scorer that never failed (a safety switch off): the count of failing runs is as usual, the
-    surprise barely moves among the usual failures (it caught 11 of these 20 blocks), the
-    novelty sees it."""
-    ref = reference_from(runs_for(range(100), _slips(RATES)), range(100))
-    usual, through = [], []
-    for start in range(1000, 1100, 5):
-        seeds = range(start, start + 5)
-        usual.append(_runs_test(_slips(RATES), seeds, ref))
-        through.append(_runs_test(_slips(RATES, {"r00", "r01", "r02", "r03"}), seeds, ref))
-    assert sum(t["worse"] for t in usual) <= 1
-    assert sum(t["worse"] for t in through) >= 18
-    # the same runs failed: only where they failed changed
-    assert [t["stats"]["count"] for t in usual] == [t["stats"]["count"] for t in through]
-
-
-def test_the_failing_runs_test_keeps_its_false_alarm_budget_on_fresh_seeds():
-    """Its three statistics share one budget (ALPHA_RUNS): on 200 fresh one-trial gates and
-    40 fresh five-trial gates of the accepted process, few more alarms than that."""
-    from evals.verdict import ALPHA_RUNS
-
-    ref = reference_from(runs_for(range(100), _slips(RATES)), range(100))
-    ones = [_runs_test(_slips(RATES), [s], ref)["worse"] for s in range(2000, 2200)]
-    fives = [_runs_test(_slips(RATES), range(s, s + 5), ref)["worse"] for s in range(3000, 3200, 5)]
-    assert sum(ones) <= 200 * ALPHA_RUNS * 2.5
-    assert sum(fives) <= 2
-    # and a version that slips three times as often is seen at five trials
-    worse = {rid: 2 * r for rid, r in RATES.items()}
-    assert sum(_runs_test(_slips(worse), range(s, s + 5), ref)["worse"]
-               for s in range(4000, 4100, 5)) >= 18
-
-
-def test_too_short_an_accepted_run_does_not_judge_failing_runs_and_says_so():
-    """20 accepted seeds are 20 one-trial blocks: no p of 0.02 can be told from the top block,
-    so the failing-runs test is not applied (noted) rather than firing at an unknown rate."""
-    ref = reference_from(runs_for(range(20), _slips(RATES)), range(20))
-    t = _runs_test(_slips({rid: 3 * r for rid, r in RATES.items()}), [500], ref)
-    assert t["worse"] is False and "failing-runs test not applied" in t["note"] and "50 needed" in t["note"]
-    v = gate(runs_for([500], _slips(RATES)), ref, 1)
-    assert any("failing-runs test not applied" in n for n in v.notes)
+    a, b = confirm_seeds([1000], set(range(100)) | {1000}, 20), confirm_seeds([1001], set(range(100)), 20)
+    assert len(set(a)) == 20 and not set(a) & set(b) and not set(a) & (set(range(100)) | {1000})
+    assert confirm_seeds([1000], set(range(100)), 20) == a  # deterministic: a resume reruns the same plan
