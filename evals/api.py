@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evals import cli
 from evals.dataset import DatasetError
 from evals.errors import ConfigError
-from evals.gate import AgentSpec, Prepared, agents_for, execute_async, prepare
+from evals.gate import AgentSpec, Prepared, agents_for, confirm_async, execute_async, prepare
 from evals.record import Record, save_record
 from evals.runner import Settings
 from evals.sources import JsonlSource, ListSource, RowSource
@@ -112,6 +112,8 @@ async def run_gate_async(target: Any, *, rows: Any, thresholds: Any, reference: 
         raise ConfigError(str(exc)) from exc
     with _quiet(quiet):
         completed = await execute_async(gate.record, gate.pairs, gate.settings, path, gate.agents, gate.evaluators)
+        completed = completed and await confirm_async(gate.record, gate.reference, gate.settings, path, gate.agents,
+                                                      gate.evaluators)
         verdict = conclude(gate.record, path, gate.registry, gate.reference, completed, started,
                            report=str(report) if report else None)
     return GateResult(record=gate.record, verdict=verdict, path=path)

@@ -42,7 +42,7 @@ from evals.stats import wilson
 from evals.summary import summarise
 from evals.target import TargetOptions
 from evals.thresholds import DEFAULT_PATH, load_thresholds
-from evals.verdict import decide
+from evals.verdict import decide, plan_reruns
 
 
 @dataclass
@@ -119,8 +119,9 @@ def blocks_of(seeds: list[int], trials: int) -> list[list[int]]:
     return [seeds[i:i + trials] for i in range(0, len(seeds) - trials + 1, trials)]
 
 
-def gate_blocks(runs, rows, blocks, reference, reg) -> list[dict]:
-    """Judge each block of seeds as one gate run of the variant (runs: its RunResults)."""
+def gate_blocks(runs, rows, blocks, reference, reg, rerun=None) -> list[dict]:
+    """Judge each block of seeds as one gate run of the variant (runs: its RunResults), with the
+    confirmation reruns the gate would make: rerun(plan) runs {row: seeds} and returns RunResults."""
     bars = {n: s.bar for n, s in reg.items()}
     by_seed: dict[int, list] = {}
     for r in runs:
@@ -128,12 +129,44 @@ def gate_blocks(runs, rows, blocks, reference, reg) -> list[dict]:
     out = []
     for block in blocks:
         block_runs = [r for s in block for r in by_seed.get(s, [])]
-        v = decide(summarise(block_runs, rows, bars, len(block)), reference, reg)
-        gave = [f"{x.row_id} / {x.scorer}" for x in v.regressed]
+        summary = summarise(block_runs, rows, bars, len(block))
+        reruns = 0
+        if rerun is not None:
+            below = [n for n, x in summary["scorers"].items() if x["n"] and n in bars and x["mean"] < bars[n] - 1e-12]
+            plan = plan_reruns(summary, reference, list(block), below_bar=below)
+            got = rerun(plan) if plan else []
+            conf = summarise(got, rows, bars, len(block))
+            conf.update(rows=len(plan), runs=len(got))
+            summary["confirmation"] = conf
+            reruns = len(got)
+        v = decide(summary, reference, reg)
+        gave = [f"{x.row_id} / {x.scorer}" for x in v.regressed if x.kind == "row"]
         gave += [f"{n} mean" for n, s in v.scorers.items() if s.ok is False]
-        gave += [r.split(":")[0] for r in v.reasons if r.startswith("failing runs")]  # "failing runs (novelty)"
-        out.append({"seeds": format_seeds(block), "exit_code": v.exit_code, "gave_away": gave, "line": v.line})
+        gave += [f"total: {x.scorer}" for x in v.regressed if x.kind == "aggregate"]
+        out.append({"seeds": format_seeds(block), "exit_code": v.exit_code, "gave_away": gave, "line": v.line,
+                    "reruns": reruns, "flaky": [x.row_id for x in v.flaky]})
     return out
+
+
+def rerunner(agents, loaded, settings, evaluators):
+    """Confirmation reruns in this process, each (row, seed) run once and kept."""
+    from evals.gate import execute, new_record
+
+    done: dict[tuple[str, int], object] = {}
+    by_id = {r.id: r for r in loaded.rows}
+
+    def rerun(plan: dict[str, list[int]]) -> list:
+        todo = [(by_id[rid], s) for rid, seeds in plan.items() for s in seeds if (rid, s) not in done]
+        if todo:
+            record = new_record(agents, loaded, loaded.rows, settings, {}, ["gate_power", "confirm"])
+            with tempfile.TemporaryDirectory() as tmp:
+                if not execute(record, todo, settings, Path(tmp) / "confirm.json", agents, evaluators):
+                    raise KeyboardInterrupt
+            for r in record.runs:
+                done[(r.row_id, r.trial)] = r
+        return [done[(rid, s)] for rid, seeds in plan.items() for s in seeds]
+
+    return rerun
 
 
 def save_runs(runs, path: Path) -> None:
@@ -217,9 +250,10 @@ def main(argv=None) -> int:
                 if cached:
                     save_runs(runs, cached)
             rows = {r["id"]: r for r in row_dicts}
+            rerun = rerunner(agents, loaded, settings, evaluators)
             line = []
             for t, blocks in plan.items():
-                gates = gate_blocks(runs, rows, blocks, reference, reg)
+                gates = gate_blocks(runs, rows, blocks, reference, reg, rerun)
                 failed = sum(1 for g in gates if g["exit_code"] == 1)
                 low, high = wilson(failed, len(gates))
                 tells = Counter(x for g in gates for x in g["gave_away"])
