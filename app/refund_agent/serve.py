@@ -17,6 +17,12 @@ retry-after-ms and x-ratelimit-* headers), --error-rate answers that share of ad
 500 or 503, --latency/--jitter delay each answer. --die-after N exits at once when request N+1
 arrives (a server killed mid-run, for tests). One line `serving on http://HOST:PORT/v1` on
 stdout when ready; --port 0 picks a free port.
+
+It stays responsive: the offline model runs in --workers processes (never on the event loop,
+so GET /v1/models and other requests answer while a huge message is worked on), a body over
+4 MiB gets 413 and one nested deeper than 64 gets 400 before anything parses it, every error
+(404 and 405 included) has an OpenAI-style JSON body, and SIGTERM stops it within about a
+second even with model work in flight.
 """
 from __future__ import annotations
 
@@ -25,11 +31,91 @@ import asyncio
 import json
 import os
 import random
+import re
+import signal
 import socket
 import sys
 from dataclasses import dataclass
+from itertools import accumulate
 
 MODELS = ("offline", "offline-judge")
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a long agent conversation is tens of KB
+MAX_DRAIN_BYTES = 256 * 1024 * 1024  # read (and drop) this much of a too-big body so its client sees the 413
+MAX_NESTING = 64  # the deepest OpenAI request (tool schemas) nests about 10
+SHUTDOWN_GRACE_S = 1.0  # after SIGTERM, requests still running get this long, then are cancelled
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [0] * 256
+_STEP[ord("[")] = _STEP[ord("{")] = 1
+_STEP[ord("]")] = _STEP[ord("}")] = -1
+
+
+def nesting(body: bytes) -> int:
+    """How deep the arrays and objects of a JSON text nest, without parsing it (so without
+    recursion): strings dropped, brackets kept, the deepest running count. C-speed loops only."""
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def read_body(request, limit: int) -> bytes:
+    """The request body, or BodyTooLarge once it passes `limit` bytes. The rest is read and
+    dropped (up to MAX_DRAIN_BYTES), so a client that sends its whole body before reading
+    the answer gets the 413 rather than a reset connection."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_DRAIN_BYTES:
+        raise BodyTooLarge
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_DRAIN_BYTES:
+            break
+        if size <= limit:
+            chunks.append(chunk)
+    if size > limit:
+        raise BodyTooLarge
+    return b"".join(chunks)
+
+
+def model_work(kind: str, body: dict) -> dict:
+    """One chat completion (kind "chat") or judge verdict ("judge"): what a worker runs."""
+    from .serve_chat import complete, judge
+
+    return asyncio.run((judge if kind == "judge" else complete)(body))
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle, not each worker's
+
+
+def start_workers(n: int):
+    """A pool of n processes for the model, forked before the server binds its socket or
+    starts a thread, with the model's modules already imported (no per-worker start-up)."""
+    import multiprocessing
+
+    from . import serve_chat  # noqa: F401
+    from .offline import OfflineChatModel  # noqa: F401
+
+    return multiprocessing.get_context("fork").Pool(n, initializer=_worker_init)
+
+
+async def in_pool(pool, kind: str, body: dict) -> dict:
+    """model_work in a worker process, awaited without blocking the event loop."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle(result=None, error=None) -> None:
+        if not future.done():  # the request may have been cancelled meanwhile
+            future.set_exception(error) if error is not None else future.set_result(result)
+
+    pool.apply_async(model_work, (kind, body),
+                     callback=lambda r: loop.call_soon_threadsafe(settle, r, None),
+                     error_callback=lambda e: loop.call_soon_threadsafe(settle, None, e))
+    return await future
 
 
 @dataclass
@@ -45,6 +131,8 @@ class Options:
     seed: int = 0
     die_after: int | None = None
     log_requests: bool = False
+    workers: int = 0  # model processes; 0: a thread of this process (in-process tests)
+    max_body: int = MAX_BODY_BYTES
 
 
 def _error(status: int, message: str, kind: str, code: str | None = None, headers: dict | None = None):
@@ -59,10 +147,11 @@ def _estimate_tokens(body: dict) -> int:
 
 
 class ChatServer:
-    def __init__(self, opts: Options):
+    def __init__(self, opts: Options, pool=None):
         from .serve_limits import Limits
 
         self.opts = opts
+        self.pool = pool  # model worker processes (start_workers); None: a thread per request
         self.limits = {m: Limits(opts.rpm, opts.tpm, opts.burst) for m in MODELS}
         self.rng = random.Random(opts.seed)  # latency jitter and injected errors, reproducible
         self.requests = 0
@@ -78,8 +167,15 @@ class ChatServer:
             return _error(401, "missing API key (send any key: Authorization: Bearer local)",
                           "invalid_request_error", "invalid_api_key")
         try:
-            body = await request.json()
-        except ValueError:
+            raw = await read_body(request, self.opts.max_body)
+        except BodyTooLarge:
+            return _error(413, f"request body is larger than {self.opts.max_body} bytes",
+                          "invalid_request_error", "request_too_large")
+        if nesting(raw) > MAX_NESTING:
+            return _error(400, f"request body nests deeper than {MAX_NESTING} levels", "invalid_request_error")
+        try:
+            body = json.loads(raw)
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             return _error(400, "request body is not JSON", "invalid_request_error")
         if not isinstance(body, dict):
             return _error(400, "request body must be a JSON object", "invalid_request_error")
@@ -103,6 +199,8 @@ class ChatServer:
             self._log(n, model, status)
             return _error(status, "the server had an error while processing your request (injected)",
                           "server_error", headers=limits.headers())
+        if self.opts.log_requests:
+            print(f"request {n} {model} working", flush=True)  # handed to the model (tests wait for this)
         try:
             reply = await (self._judge(body) if model == "offline-judge" else self._complete(body))
         except ValueError as exc:
@@ -115,14 +213,16 @@ class ChatServer:
         return JSONResponse(reply, headers=limits.headers())
 
     async def _complete(self, body: dict) -> dict:
-        from .serve_chat import complete
-
-        return await complete(body)
+        return await self._work("chat", body)
 
     async def _judge(self, body: dict) -> dict:
-        from .serve_chat import judge
+        return await self._work("judge", body)
 
-        return await judge(body)
+    async def _work(self, kind: str, body: dict) -> dict:
+        """The model's CPU work, off the event loop: in a worker process, else a thread."""
+        if self.pool is not None:
+            return await in_pool(self.pool, kind, body)
+        return await asyncio.to_thread(model_work, kind, body)
 
     async def models(self, request):
         from starlette.responses import JSONResponse
@@ -132,10 +232,21 @@ class ChatServer:
 
     def app(self):
         from starlette.applications import Starlette
+        from starlette.exceptions import HTTPException
         from starlette.routing import Route
 
+        async def http_error(request, exc: HTTPException):  # 404, 405 ...: JSON, as every other error
+            kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
+            return _error(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}", kind,
+                          headers=getattr(exc, "headers", None))
+
+        async def server_error(request, exc: Exception):
+            return _error(500, f"the server had an error while processing your request ({type(exc).__name__})",
+                          "server_error")
+
         return Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"]),
-                                 Route("/v1/models", self.models, methods=["GET"])])
+                                 Route("/v1/models", self.models, methods=["GET"])],
+                         exception_handlers={HTTPException: http_error, Exception: server_error})
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -186,13 +297,18 @@ def parse_args(argv: list[str] | None) -> Options:
     p.add_argument("--error-rate", type=_fraction, default=0.0, help="share of requests answered 500/503")
     p.add_argument("--seed", type=int, default=0, help="seeds the jitter and the injected errors")
     p.add_argument("--die-after", type=int, metavar="N", help="exit at once when request N+1 arrives")
-    p.add_argument("--log-requests", action="store_true", help="one stdout line per chat request")
+    p.add_argument("--log-requests", action="store_true",
+                   help="stdout lines per chat request: when the model starts on it, and its status")
+    p.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1),
+                   help="processes running the offline model (default: the CPU count, at most 4)")
     a = p.parse_args(argv)
     if a.die_after is not None and a.die_after < 0:
         p.error("--die-after must be 0 or more")
+    if a.workers < 1:
+        p.error("--workers must be 1 or more")
     return Options(host=a.host, port=a.port, rpm=a.rpm, tpm=a.tpm, burst=a.burst, latency=a.latency,
                    jitter=a.jitter, error_rate=a.error_rate, seed=a.seed, die_after=a.die_after,
-                   log_requests=a.log_requests)
+                   log_requests=a.log_requests, workers=a.workers)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -211,28 +327,37 @@ def bind(host: str, port: int) -> socket.socket:
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
+    pool = start_workers(opts.workers)  # before the socket exists: no worker holds it open
     try:
-        sock = bind(opts.host, opts.port)
-    except OSError as exc:
-        print(f"error: cannot listen on {opts.host}:{opts.port}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    import uvicorn
+        try:
+            sock = bind(opts.host, opts.port)
+        except OSError as exc:
+            print(f"error: cannot listen on {opts.host}:{opts.port}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        import uvicorn
 
-    address = f"http://{opts.host}:{sock.getsockname()[1]}/v1"
+        address = f"http://{opts.host}:{sock.getsockname()[1]}/v1"
 
-    class Server(uvicorn.Server):
-        async def startup(self, sockets=None):
-            await super().startup(sockets)
-            if self.started:
-                print(f"serving on {address}", flush=True)
+        class Server(uvicorn.Server):
+            async def startup(self, sockets=None):
+                await super().startup(sockets)
+                if self.started:
+                    print(f"serving on {address}", flush=True)
 
-    config = uvicorn.Config(ChatServer(opts).app(), log_level="warning", access_log=False, lifespan="off",
-                            timeout_keep_alive=30)
-    try:
-        asyncio.run(Server(config).serve(sockets=[sock]))
-    except KeyboardInterrupt:
-        pass
-    return 0
+            async def shutdown(self, sockets=None):
+                await super().shutdown(sockets)
+                # Before uvicorn re-raises the SIGTERM it caught: work in flight dies with its worker.
+                pool.terminate()
+
+        config = uvicorn.Config(ChatServer(opts, pool).app(), log_level="warning", access_log=False,
+                                lifespan="off", timeout_keep_alive=30, timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
+        try:
+            asyncio.run(Server(config).serve(sockets=[sock]))
+        except KeyboardInterrupt:
+            pass
+        return 0
+    finally:
+        pool.terminate()
 
 
 if __name__ == "__main__":
