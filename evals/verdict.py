@@ -231,10 +231,12 @@ def headline(reasons: list[str]) -> str:
     kinds = {"row regressed": ("row regressed", "rows regressed"),
              "bar": ("scorer below its bar", "scorers below their bars"),
              "scorer worse": ("scorer worse on reruns", "scorers worse on reruns"),
-             "failing runs": ("rise in failing runs", "rises in failing runs")}
+             "failing runs": ("rise in failing runs", "rises in failing runs"),
+             "regression rule": ("scorer significantly worse than the baseline",
+                                 "scorers significantly worse than the baseline")}
     counts: dict[str, int] = {}
     for r in reasons:
-        key = next((k for k in ("row regressed", "scorer worse", "failing runs") if r.startswith(k)),
+        key = next((k for k in ("row regressed", "scorer worse", "failing runs", "regression rule") if r.startswith(k)),
                    "bar" if " < bar " in r else "other")
         counts[key] = counts.get(key, 0) + 1
     parts = [f"{n} {kinds[k][n != 1]}" if k in kinds else f"{n} other reason(s)" for k, n in counts.items()]
