@@ -12,11 +12,14 @@ the subclass only counts hits and misses so the summary can say what the cache s
 from __future__ import annotations
 
 import json
+import os
 import threading
 import warnings
 from pathlib import Path
 
 from langchain_core.globals import set_llm_cache
+
+from evals.scrubbing import scrub
 
 DEFAULT_PATH = Path(".cache") / "model-calls.sqlite"
 
@@ -49,16 +52,28 @@ def _stable(prompt: str) -> str:
         return prompt
 
 
+def _private_file(path: Path) -> None:
+    """The cache file exists with mode 0600 before SQLite opens it (SQLite gives its journal
+    files the database's mode): it holds prompts and answers, which can hold customer data."""
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, 0o600)  # an older cache created 0644
+
+
 class CountingCache(_sqlite_cache_class()):
+    """Keys are scrubbed (evals.scrubbing): the llm_string names the model's endpoint, so a
+    base URL with credentials in it (http://user:pass@host/v1) would otherwise sit in the file."""
+
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
+        _private_file(path)
         super().__init__(database_path=str(path))
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
     def lookup(self, prompt: str, llm_string: str):
-        found = super().lookup(_stable(prompt), llm_string)
+        found = super().lookup(scrub(_stable(prompt)), scrub(llm_string))
         with self._lock:
             if found is None:
                 self.misses += 1
@@ -67,7 +82,7 @@ class CountingCache(_sqlite_cache_class()):
         return found
 
     def update(self, prompt: str, llm_string: str, return_val) -> None:
-        super().update(_stable(prompt), llm_string, return_val)
+        super().update(scrub(_stable(prompt)), scrub(llm_string), return_val)
 
     def stats(self) -> dict:
         return {"served_from_cache": self.hits, "model_calls_made": self.misses}
