@@ -79,11 +79,12 @@ def guarded(main):
         quiet = signal.getsignal(signal.SIGINT) is _interrupted_at_startup
         if quiet:  # main() takes over: KeyboardInterrupt again, caught below
             signal.signal(signal.SIGINT, signal.default_int_handler)
+        mark = len(CREATED)
         try:
             quiet_logs()
             return main(argv)
         except KeyboardInterrupt:
-            print("interrupted", file=sys.stderr)
+            print(left_behind(CREATED[mark:]), file=sys.stderr)
             return EXIT_UNJUDGED
         except Exception as exc:
             if not isinstance(exc, user_errors()):
@@ -97,6 +98,44 @@ def guarded(main):
                 signal.signal(signal.SIGINT, _interrupted_at_startup)
 
     return run
+
+
+# Results files this process created (new_results_path, claim_file): what a Ctrl-C that reaches
+# `guarded` (before the run's own handler is installed, or after it is removed) may leave.
+CREATED: list[Path] = []
+
+
+def left_behind(paths: list[Path]) -> str:
+    """The line for an interrupt: files created here that no run reached are removed; a file
+    that holds runs is kept and named, with how to finish it."""
+    import json
+
+    removed, kept = [], []
+    for path in paths:
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError):
+            continue  # gone, or not ours to judge
+        try:
+            data = json.loads(text) if text.strip() else {}
+        except ValueError:
+            data = None
+        runs = data.get("runs") if isinstance(data, dict) else None
+        if isinstance(data, dict) and not runs:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+        else:
+            kept.append((path, data))
+    if kept:
+        path, data = kept[0]
+        meta = (data.get("meta") or {}) if isinstance(data, dict) else {}
+        n = len(data.get("runs") or []) if isinstance(data, dict) else "some"
+        resumable = meta and not meta.get("complete") and not meta.get("regraded_from") and not meta.get("compared_files")
+        return f"interrupted: {n} run(s) kept in {path}" + (f" (complete it with --resume {path})" if resumable else "")
+    if removed:
+        return f"interrupted before any run finished: removed {removed[0]}" + (
+            f" and {len(removed) - 1} more" if len(removed) > 1 else "")
+    return "interrupted"
 
 
 # --- arguments checked before any agent call ---------------------------------------------
@@ -180,6 +219,7 @@ def claim_file(path: str | Path, flag: str, *, force: bool = False) -> Path:
         raise ConfigError(f"{flag} {path}: already exists; use --force to replace it") from None
     except OSError as exc:
         raise ConfigError(f"{flag} {path}: cannot create ({exc.strerror or exc})") from None
+    CREATED.append(target)
     return target
 
 
@@ -216,6 +256,7 @@ def new_results_path(directory: str | Path, name: str) -> Path:
         path = directory / f"{name}-{stamp}-{secrets.token_hex(2)}.json"
         try:
             os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            CREATED.append(path)
             return path
         except FileExistsError:
             continue

@@ -30,7 +30,8 @@ from evals.comparison import (
     regressions,
 )
 from evals.console import console
-from evals.record import load_record, save_record
+from evals.errors import ConfigError
+from evals.record import load_record, plan_of, planned_file, save_record
 from evals.verdict import decide, stored
 
 
@@ -56,7 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         cli.check_new_file(a.out, "--out", force=a.force, inputs=[a.baseline, a.candidate])
     if a.report:
         cli.check_new_file(a.report, "--report", force=a.force, inputs=[a.baseline, a.candidate, a.out])
-    rec_a, rec_b = load_record(a.baseline), load_record(a.candidate)
+    rec_a, rec_b = load_record(a.baseline), load_record(a.candidate)  # each checked against its plan
+    for path, rec in ((a.baseline, rec_a), (a.candidate, rec_b)):
+        if line := rec.incomplete():  # no comparison over part of the runs
+            raise ConfigError(f"{path}: {line}; finish it with --resume {path} before comparing")
     rows, note = align(rec_a, rec_b, a.allow_different_rows)
     if note:
         console.print(note)
@@ -65,7 +69,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"{rec_b.meta.judge}); policy_judge differences mix agent and judge changes")
     base_label, cand_label = _label(rec_a, rec_b, "A"), _label(rec_b, rec_a, "B")
     record = combined_record(rec_a, rec_b, rows, base_label, cand_label)
-    record.meta.compared_files = {"baseline": str(a.baseline), "candidate": str(a.candidate)}
+    record.meta.compared_files = {"baseline": str(a.baseline), "candidate": str(a.candidate),
+                                  "fail_on_regression": str(a.fail_on_regression).lower()}
+    record.plan = plan_of(record, seeds={cand_label: list(rec_b.meta.seeds), base_label: list(rec_a.meta.seeds)},
+                          version_files={cand_label: planned_file(rec_b), base_label: planned_file(rec_a)})
     comparison = record.comparison
     print_comparison(comparison)
     verdict = decide(record.summary[cand_label], comparison=comparison, fail_on_regression=a.fail_on_regression)

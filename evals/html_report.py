@@ -54,10 +54,14 @@ def versions_of(record: Record) -> list[str]:
 
 
 def verdict_of(record: Record) -> tuple[str, str]:
-    """(css class, line): the gate's stored verdict, else evals.verdict.decide on the stored
-    summary and bars (the same decision the gate makes; no second rule here)."""
+    """(css class, line): the verdict in the record's summary as the gate (or report.py, which
+    recomputes it from the runs first: evals/recheck.py) put it there, else evals.verdict.decide
+    on the summary and bars (the same decision the gate makes; no second rule here). An
+    incomplete record has none: `incomplete: N of M runs`."""
     from evals.verdict import decide
 
+    if line := record.incomplete():
+        return "unjudged", f"{line}: no verdict over part of the runs"
     stored = record.summary.get("verdict") if isinstance(record.summary.get("verdict"), dict) else None
     if stored and "line" in stored:
         code = stored.get("exit_code")
@@ -218,7 +222,8 @@ def meta_html(record: Record) -> str:
              ("baseline", m.baseline or "none"), ("model", m.model), ("judge", m.judge),
              ("dataset", f"{m.dataset} (sha256 {m.dataset_sha256[:12]})"), ("trials", str(m.trials)),
              ("git commit", (m.git_commit or "?")[:12]), ("started", m.started),
-             ("elapsed", f"{m.elapsed_s:.1f} s"), ("complete", str(m.complete))]
+             ("elapsed", f"{m.elapsed_s:.1f} s"), ("agent", f"{m.agent} (as the file names it)"),
+             ("complete", record.incomplete() or "yes ({} of {} runs)".format(*record.progress()))]
     return "<dl class='meta'>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in items) + "</dl>"
 
 

@@ -1,6 +1,8 @@
 """The results record: the one file every later command reads (regrade, compare, show,
 report, promote, resume). Like Inspect's eval log, it is typed and self-contained: it
-carries the rows it ran, so it can be re-scored without the dataset file."""
+carries the rows it ran, so it can be re-scored without the dataset file. It checks itself:
+it stores its plan (RecordPlan) and a digest, and load_record refuses a file whose runs do
+not match the plan or whose digest does not match (one line, a RecordError)."""
 from __future__ import annotations
 
 import contextlib

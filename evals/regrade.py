@@ -4,7 +4,8 @@ No agent calls. Writes a new results file and prints every verdict that changed.
     python evals/regrade.py results/v3-20261129-101500.json [--judge offline] [--out PATH] [--force]
 
 An interrupted (incomplete) record stays incomplete: its runs are re-scored and stored, but
-no verdict is given over part of the runs, and the exit code is 2.
+no verdict is given over part of the runs, and the exit code is 2. A record whose runs do not
+match its plan (or whose digest does not match) is refused before anything is scored.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import time
 from evals.console import console
 from evals.dataset import Row
 from evals.grading import grade_many
+from evals.recheck import fail_on_regression
 from evals.record import load_record
 from evals.reference import check_judge, check_rows, load_reference
 from evals.scorers import JUDGE_SCORERS, evaluators_for
@@ -50,7 +52,9 @@ def main(argv=None) -> int:
     src = Path(a.results)
     if not a.out:
         cli.check_out_dir(src.parent, "--out (default: beside the results)")
-    record = load_record(a.results)
+    record = load_record(a.results)  # its runs match its plan and digest, or a one-line error
+    if line := record.incomplete():
+        console.print(f"{a.results}: {line}", markup=False)
     judge = a.judge or record.meta.judge
     cli.check_keys(judge, "--judge")
     thresholds = load_thresholds(a.thresholds)
@@ -72,6 +76,7 @@ def main(argv=None) -> int:
     record.meta.judge = judge
     record.meta.thresholds = thresholds.bars()
     record.meta.regraded_from = str(a.results)
+    record.replan()  # a new record: its plan names the judge and bars it was scored with
     out = cli.claim_file(a.out, "--out", force=a.force) if a.out else cli.new_results_path(src.parent,
                                                                                             f"{src.stem}-regraded")
     record.meta.elapsed_s = 0.0
@@ -83,7 +88,7 @@ def main(argv=None) -> int:
             console.print(f"[yellow]note:[/] {note}")
     # an interrupted record stays interrupted: no verdict over part of the runs (exit 2)
     return finish(record, out, scorer_registry(thresholds), reference, record.meta.complete, started,
-                  report=a.report)
+                  fail_on_regression=fail_on_regression(record.meta), report=a.report)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ if __name__ == "__main__":
 import argparse
 
 from evals.html_report import build_html, write_report  # noqa: F401  (re-exported for callers of this module)
+from evals.recheck import recompute
 from evals.record import load_record
 
 
@@ -34,7 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(sys.argv[1:] if argv is None else argv)
     out = Path(a.out) if a.out else Path(a.results).with_suffix(".html")
     cli.check_new_file(out, "--out", force=a.force, inputs=[a.results])  # never over a file unless --force
-    record = load_record(a.results)
+    record = load_record(a.results)  # its runs match its plan and digest, or a one-line error
+    recompute(record)  # the summary and verdict the page shows come from the runs, never the file's
+    if line := record.incomplete():
+        print(f"{a.results}: {line}")
     print(f"report: {write_report(record, out)}")
     return cli.EXIT_PASS
 

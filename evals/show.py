@@ -1,6 +1,10 @@
 """Print one graded run from a results file: conversation, tool calls, verdicts.
 
     python evals/show.py results/v3-20261129-101500.json ROW_ID [TRIAL] [--version V]
+    python evals/show.py results/v3-20261129-101500.json --verdict
+
+The first line is the record's verdict, recomputed from its runs (or `incomplete: N of M
+runs`); a record whose runs do not match its plan is one line and exit 2 (evals/record.py).
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import sys
 
 from evals.console import console
 from evals.errors import ConfigError
+from evals.recheck import headline, recompute
 from evals.record import load_record
 
 
@@ -22,11 +27,26 @@ from evals.record import load_record
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="evals/show.py", description=__doc__.splitlines()[0])
     p.add_argument("results")
-    p.add_argument("row_id")
+    p.add_argument("row_id", nargs="?", help="the run to print (omit with --verdict)")
     p.add_argument("trial", nargs="?", type=int, default=0)
     p.add_argument("--version", help="which version's run (default: the candidate)")
+    p.add_argument("--verdict", action="store_true", help="print the verdict with every reason and note, "
+                                                          "recomputed from the runs")
     a = p.parse_args(argv)
-    record = load_record(a.results)
+    if a.row_id is None and not a.verdict:
+        raise ConfigError("show: give a ROW_ID (and TRIAL), or --verdict")
+    record = load_record(a.results)  # its runs match its plan and digest, or a one-line error
+    verdict = recompute(record)  # never the verdict stored in the file
+    m = record.meta
+    console.print(f"{a.results}: {m.job or m.version}, agent {m.agent} (as the file names it; not loaded): "
+                  f"{record.incomplete() or headline(verdict)}", markup=False, highlight=False)
+    if a.verdict:
+        for reason in verdict.reasons if verdict.exit_code == 1 else []:
+            console.print(f"  - {reason}", markup=False, highlight=False)
+        for note in verdict.notes:
+            console.print(f"  note: {note}", markup=False, highlight=False)
+        if a.row_id is None:
+            return 0
     version = a.version or record.meta.version
     run = next((r for r in record.runs if r.row_id == a.row_id and r.trial == a.trial and r.version == version), None)
     if run is None:

@@ -12,6 +12,8 @@ attributes refine it:
     tool_names  the tools it can call; dataset rows naming others are rejected at load time
                 (default None: not checked)
     validate_row(row)  raise ValueError for a row this agent cannot run (unknown order, ...)
+    version_file  the file its version was read from; its sha256 goes in the record's plan, and
+                --resume refuses when the file changed since
 
 An agent with versions or settings is a *factory* instead: `--agent` names a callable that
 takes a TargetOptions and returns a Target (mark it with `@target_factory`). The Northwind
@@ -122,7 +124,39 @@ def load_target(spec: str, options: TargetOptions) -> Target:
     if not _is_async_callable(obj):
         raise ConfigError(f"--agent {spec}: not an async callable (inputs, seed) -> Turn "
                           f"(got {type(obj).__name__})")
+    _BUILT[(spec, version_of(obj))] = version_file_of(obj)
     return obj
+
+
+# (agent spec, version label) -> its version file as read when this process built the target:
+# what a new results record's plan stores (evals/record.py: plan_of), and --resume compares with.
+_BUILT: dict[tuple[str, str], dict[str, str] | None] = {}
+
+
+def version_file_of(target: Any) -> dict[str, str] | None:
+    """{"path", "sha256"} of the file a target's version was read from (its `version_file`
+    attribute, e.g. app/refund_agent/versions/v3.toml), or None: it has none."""
+    import hashlib
+    from pathlib import Path
+
+    path = getattr(target, "version_file", None)
+    if path is None:
+        return None
+    path = Path(path)
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the version file ({exc.strerror or exc})") from None
+    try:
+        shown = str(path.resolve().relative_to(Path(__file__).resolve().parents[1]))
+    except ValueError:
+        shown = str(path)
+    return {"path": shown, "sha256": digest}
+
+
+def built_version_file(spec: str, version: str) -> dict[str, str] | None:
+    """The version file of a target this process built with load_target (None: none, or not built here)."""
+    return _BUILT.get((spec, version))
 
 
 def as_turn(value: Any) -> Turn:

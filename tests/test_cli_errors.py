@@ -190,13 +190,16 @@ def test_regrade_by_default_writes_a_new_file_each_time(tmp_path, record_file):
 
 
 def test_regrading_an_interrupted_record_keeps_it_incomplete(tmp_path, record_file, capsys):
-    data = json.loads(record_file.read_text())
-    data["runs"] = data["runs"][:1]  # half the runs, as an interrupt leaves them
-    data["meta"]["complete"], data["meta"]["interrupted"] = False, True
-    data["summary"] = {}
-    record_file.write_text(json.dumps(data))
+    from evals.record import load_record, save_record
+
+    data = load_record(record_file)
+    data.runs = data.runs[:1]  # half the runs, as an interrupt leaves them
+    data.meta.complete, data.meta.interrupted = False, True
+    data.summary = {}
+    save_record(data, record_file)
     out = tmp_path / "regraded.json"
     assert regrade.main([str(record_file), "--out", str(out)]) == 2
+    assert "incomplete: 1 of 2 runs" in capsys.readouterr().out
     got = json.loads(out.read_text())
     assert got["meta"]["complete"] is False and got["meta"]["interrupted"] is True
     assert "verdict" not in got["summary"] and len(got["runs"]) == 1

@@ -121,6 +121,9 @@ ROWS = [row(f"r{k:03d}") for k in range(12)]
 
 def write_pair(tmp_path, *, sha_b="a" * 64, rows_b=ROWS, version_b="v3"):
     base, cand = runs_from_pairs("v2", version_b, PAIRS, trials=2)
+    ids = {r["id"] for r in rows_b}  # B holds a run of each of its own rows, and no other (its plan)
+    cand = [r for r in cand if r.row_id in ids] + [run(version_b, r["id"], t, dict.fromkeys(SCORERS, True))
+                                                    for r in rows_b if r not in ROWS for t in range(2)]
     a = save_record(record("v2", base, ROWS, trials=2), tmp_path / "A.json")
     b = save_record(record(version_b, cand, rows_b, sha=sha_b, trials=2), tmp_path / "B.json")
     return a, b
@@ -185,7 +188,8 @@ def test_cli_verdict_is_the_shared_decision_and_is_stored(tmp_path, capsys):
     assert soft["exit_code"] == 0 and soft["line"].startswith("1 scorer(s) significantly worse (not failing")
     assert main([str(a), str(b), "--fail-on-regression", "--out", str(tmp_path / "hard.json")]) == 1
     hard = load_record(tmp_path / "hard.json").summary["verdict"]
-    assert hard["exit_code"] == 1 and hard["line"].startswith("FAIL: regression rule: refund_outcome")
+    assert hard["exit_code"] == 1 and hard["line"].startswith("FAIL: 1 scorer significantly worse than the baseline\n"
+                                                              "regression rule: refund_outcome")
     assert main([str(a), str(a), "--out", str(tmp_path / "same.json")]) == 0
     assert load_record(tmp_path / "same.json").summary["verdict"]["line"] == \
         "PASS: no scorer significantly worse than v2 (A) (p < 0.05)"

@@ -112,7 +112,11 @@ def test_resume_restores_the_run_settings_and_refuses_new_ones(tmp_path, capsys)
     save_record(record, path)
     assert regression.main(["--resume", str(path), "--trials", "3"]) == 2
     assert "drop --trials" in capsys.readouterr().err
-    assert regression.main(["--resume", str(path), "--no-upload"]) == 0
+    # the agent comes from the command line, never from the file: without --agent, the default differs
+    assert regression.main(["--resume", str(path), "--no-upload"]) == 2
+    err = capsys.readouterr().err
+    assert "made by agent 'examples.faq_bot:target'" in err and err.count("\n") == 1
+    assert regression.main(["--resume", str(path), "--no-upload", "--agent", "examples.faq_bot:target"]) == 0
     done = load_record(path)
     m = done.meta
     assert (m.agent, m.max_retries, m.judge_timeout, m.timeout) == ("examples.faq_bot:target", 5, 7.0, 30.0)

@@ -108,9 +108,11 @@ def test_regrade_rescores_stored_turns_without_the_agent(tmp_path, monkeypatch, 
     async def must_not_run(*a, **k):
         raise AssertionError("an agent ran")
     monkeypatch.setattr(RefundAgent, "__call__", must_not_run)  # the Northwind target
-    data = json.loads(path.read_text())
-    data["runs"][0]["verdicts"]["answer_facts"] = {"passed": False, "explanation": "stale"}  # an old verdict
-    path.write_text(json.dumps(data))
+    from evals.record import Verdict, load_record, save_record
+
+    old = load_record(path)
+    old.runs[0].verdicts["answer_facts"] = Verdict(passed=False, explanation="stale")  # an old scorer's verdict
+    save_record(old, path)  # written as the gate writes (a hand-edited file is refused: its digest)
     out = tmp_path / "regraded.json"
     assert regrade.main([str(path), "--out", str(out)]) == 0
     printed = capsys.readouterr().out

@@ -120,9 +120,13 @@ def _cut_run(tmp_path, sig):
 def test_interrupted_run_is_kept_and_resume_completes_it(tmp_path):
     full = subprocess.run(_gate_cmd(tmp_path / "full", "--limit", "12"), capture_output=True, text=True, timeout=300)
     assert full.returncode in (0, 1), full.stderr[-2000:]  # judged; which verdict is not the point here
-    cut_path, cut = _cut_run(tmp_path, signal.SIGINT)
-    cut["meta"]["faults"] = []  # resume without the injected hang: the missing runs then finish normally
-    cut_path.write_text(json.dumps(cut))
+    cut_path, _ = _cut_run(tmp_path, signal.SIGINT)
+    from evals.record import load_record, save_record
+
+    cut = load_record(cut_path)
+    cut.meta.faults = []  # resume without the injected hang: the missing runs then finish normally
+    cut.replan()  # as if planned so (a file edited by hand is refused: its plan and digest)
+    save_record(cut, cut_path)
     resumed = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--resume", str(cut_path),
                               "--no-upload", "--quiet"], capture_output=True, text=True, timeout=300)
     assert resumed.returncode == full.returncode, resumed.stderr[-2000:]

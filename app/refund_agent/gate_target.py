@@ -43,9 +43,10 @@ class RefundAgent:
 
     def __init__(self, options: TargetOptions):
         from .models import parse_spec
-        from .versions import load_version
+        from .versions import load_version, version_path
 
         spec = load_version(options.version or DEFAULT_VERSION)  # unknown version: ConfigError
+        self.version_file = version_path(options.version or DEFAULT_VERSION)  # its digest goes in the record's plan
         if options.model:
             parse_spec(options.model)  # bad model spec or missing key: ConfigError, before any run
         self.options = options

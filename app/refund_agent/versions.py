@@ -47,11 +47,16 @@ def known_versions() -> list[str]:
     return sorted(p.stem for p in VERSIONS_DIR.glob("*.toml"))
 
 
+def version_path(name: str) -> Path:
+    """The file a version is read from: versions/<name>.toml, or the path itself."""
+    return Path(name) if name.endswith(".toml") else VERSIONS_DIR / f"{name}.toml"
+
+
 @cache
 def load_version(name: str) -> Version:
     """A version by name (versions/<name>.toml), or a version file by path (`path/to/v3-variant.toml`,
     named after the file) for one-off variants such as scripts/gate_power.py builds."""
-    path = Path(name) if name.endswith(".toml") else VERSIONS_DIR / f"{name}.toml"
+    path = version_path(name)
     if name.endswith(".toml"):
         if not path.is_file():
             raise ConfigError(f"{path}: no such version file")
