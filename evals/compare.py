@@ -5,9 +5,10 @@
 
 A is the baseline, B the candidate; each file contributes the runs of its own (candidate)
 version. Per scorer: both means, the difference with a 95% interval, and an exact McNemar
-test on the discordant pairs; then every flip (passed on one side, failed on the other).
-Exit 0, or 1 with --fail-on-regression when a scorer is significantly worse; 2 when the
-two runs cannot be compared (different datasets, unreadable files).
+test on the discordant pairs, Holm-adjusted over the scorers (family-wise error rate 0.05);
+then every flip (passed on one side, failed on the other).
+Exit 0, or 1 with --fail-on-regression when a scorer is significantly worse (Holm-adjusted
+p < 0.05); 2 when the two runs cannot be compared (different datasets, unreadable files).
 """
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="PATH.html", help="also write the HTML report of the comparison")
     p.add_argument("--out", metavar="PATH.json", help="also write both runs and the comparison as one results file")
     p.add_argument("--fail-on-regression", action="store_true",
-                   help="exit 1 when any scorer is significantly worse than the baseline")
+                   help="exit 1 when any scorer is significantly worse than the baseline "
+                        "(McNemar, Holm-adjusted over the scorers: 5%% family-wise)")
     p.add_argument("--force", action="store_true", help="let --out/--report replace an existing file")
     return p
 
