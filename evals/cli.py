@@ -6,6 +6,7 @@ calls `exit_quietly_on_interrupt()` before its heavy imports, so Ctrl-C during s
 line and exit 2, not a traceback from inside some library's import."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -36,9 +37,36 @@ def _interrupted_at_startup(signum, frame) -> None:
 
 
 def exit_quietly_on_interrupt() -> None:
-    """Until main() starts, Ctrl-C exits 2 with one line. Call it first thing in a command."""
+    """Until main() starts, Ctrl-C exits 2 with one line. Call it first thing in a command.
+    A dependency that cannot be imported (a shell without the project's environment) is one
+    line and exit 2 from here on too, not a traceback and exit 1 (which CI reads as a regression)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _interrupted_at_startup)
+    exit_2_on_missing_dependency()
+
+
+def missing_dependency(exc: ImportError) -> str:
+    return (f"cannot import {exc.name or 'a dependency'} ({exc}): run this with the project's environment "
+            "(. .venv/bin/activate, or pip install -e .)")
+
+
+def exit_2_on_missing_dependency() -> None:
+    """An ImportError nobody catches (the heavy imports at the top of a command) ends the
+    process with one line and exit 2."""
+    previous = sys.excepthook
+    if getattr(previous, "_exit_2_on_import_error", False):
+        return
+
+    def hook(exc_type, exc, tb) -> None:
+        if not issubclass(exc_type, ImportError):
+            return previous(exc_type, exc, tb)
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os.write(2, f"error: {missing_dependency(exc)}\n".encode(errors="replace"))
+        os._exit(EXIT_UNJUDGED)  # an uncaught exception would exit 1 whatever the hook does
+
+    hook._exit_2_on_import_error = True
+    sys.excepthook = hook
 
 
 # --- one-line errors -------------------------------------------------------------------
@@ -61,6 +89,18 @@ def quiet_logs() -> None:
     logger.remove()
     logger.configure(patcher=patch)
     logger.add(sys.stderr, level="WARNING", format="{level}: {message}", backtrace=False, diagnose=False)
+
+
+def environment_fault(exc: BaseException) -> str | None:
+    """The one line for a fault of the machine, not of the agent: a file that cannot be
+    written or read (disk full, read-only, vanished, no permission) or a dependency that
+    cannot be imported. None for anything else (a bug: its traceback is wanted)."""
+    if isinstance(exc, ImportError):
+        return missing_dependency(exc)
+    if isinstance(exc, OSError) and exc.errno is not None:
+        where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+        return f"{where + ': ' if where else ''}{exc.strerror or exc}"
+    return None
 
 
 def user_errors() -> tuple[type[Exception], ...]:
@@ -87,11 +127,12 @@ def guarded(main):
             print(left_behind(CREATED[mark:]), file=sys.stderr)
             return EXIT_UNJUDGED
         except Exception as exc:
-            if not isinstance(exc, user_errors()):
+            line = str(exc) if isinstance(exc, user_errors()) else environment_fault(exc)
+            if line is None:
                 raise
             from evals.scrubbing import scrub
 
-            print(f"error: {scrub(str(exc))}", file=sys.stderr)
+            print(f"error: {scrub(line)}", file=sys.stderr)
             return EXIT_UNJUDGED
         finally:
             if quiet:  # and a Ctrl-C while the interpreter shuts down stays quiet too

@@ -304,15 +304,76 @@ def sealed(record: Record) -> dict[str, Any]:
     return data
 
 
-def save_record(record: Record, path: str | Path) -> Path:
-    """Write atomically: an interrupt mid-write never leaves a half file behind."""
-    path = Path(path)
-    text = json.dumps(sealed(record), indent=1, ensure_ascii=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+class RecordWriteError(RecordError):
+    """A results file could not be written (disk full, read-only or vanished directory): an
+    environment fault, one line and exit 2. The message names what is left on disk."""
+
+
+_SAVED: set[Path] = set()  # results files this process saved: if their directory goes, that is an error
+
+
+def _write_text(fd: int, text: str) -> None:
+    """Write and flush to the disk, so a full disk fails here, before the old file is replaced."""
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
-    os.replace(tmp, path)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _left_on_disk(path: Path) -> str:
+    """After a failed save: what `path` holds now, and how to go on from it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "null")
+    except FileNotFoundError:
+        return "nothing was saved"
+    except (OSError, ValueError):
+        return f"{path} is as it was"
+    if data is None:  # the empty file claimed for this output
+        with contextlib.suppress(OSError):
+            path.unlink()
+            return f"nothing was saved (removed the empty {path})"
+        return "nothing was saved"
+    meta = data.get("meta") if isinstance(data, dict) else None
+    runs = data.get("runs") if isinstance(data, dict) else None
+    if not isinstance(meta, dict) or not isinstance(runs, list):
+        return f"{path} is as it was"
+    if meta.get("regraded_from") or meta.get("compared_files") or meta.get("complete"):
+        return f"{path} keeps what it held before"
+    return (f"the {len(runs)} run(s) saved before are kept in {path}: finish the run with "
+            f"`python evals/regression.py --resume {path}`")
+
+
+def _write_failed(path: Path, exc: OSError) -> RecordWriteError:
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, FileNotFoundError):
+        reason += f" (the directory {path.parent} is gone)"
+    return RecordWriteError(f"cannot write the results file {path}: {reason}; {_left_on_disk(path)}")
+
+
+def save_record(record: Record, path: str | Path) -> Path:
+    """Write atomically: an interrupt or a full disk mid-write never leaves a half file behind
+    (the temporary file goes; `path` keeps its last complete version). A failed write raises
+    RecordWriteError naming what is left. A directory that vanished after this process saved
+    into it is an error, not re-created behind the user's back."""
+    path = Path(path)
+    text = json.dumps(sealed(record), indent=1, ensure_ascii=False)
+    key = path.absolute()
+    try:
+        if key not in _SAVED:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    except OSError as exc:
+        raise _write_failed(path, exc) from exc
+    try:
+        _write_text(fd, text)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _write_failed(path, exc) from exc
+        raise
+    _SAVED.add(key)
     return path
 
 

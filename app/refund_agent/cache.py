@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+import sys
 import threading
 import warnings
 from pathlib import Path
@@ -71,6 +73,8 @@ class CountingCache(_sqlite_cache_class()):
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.not_stored = 0  # answers the disk refused (full, read-only): the run goes on without them
+        self.path = path
 
     def lookup(self, prompt: str, llm_string: str):
         found = super().lookup(scrub(_stable(prompt)), scrub(llm_string))
@@ -82,10 +86,24 @@ class CountingCache(_sqlite_cache_class()):
         return found
 
     def update(self, prompt: str, llm_string: str, return_val) -> None:
-        super().update(scrub(_stable(prompt)), scrub(llm_string), return_val)
+        """Store an answer. A disk that refuses it (full, read-only, vanished) costs the cache
+        that entry, never the run: a model call that succeeded must not become a failed Turn."""
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            super().update(scrub(_stable(prompt)), scrub(llm_string), return_val)
+        except (SQLAlchemyError, sqlite3.Error, OSError) as exc:
+            with self._lock:
+                self.not_stored += 1
+                first = self.not_stored == 1
+            if first:
+                reason = getattr(exc, "orig", None) or exc
+                print(f"warning: --cache {self.path}: cannot store model calls ({reason}); "
+                      "running on without storing them", file=sys.stderr)
 
     def stats(self) -> dict:
-        return {"served_from_cache": self.hits, "model_calls_made": self.misses}
+        out = {"served_from_cache": self.hits, "model_calls_made": self.misses}
+        return {**out, "not_stored": self.not_stored} if self.not_stored else out
 
 
 def enable_cache(path: str | Path = DEFAULT_PATH) -> CountingCache:
