@@ -3,7 +3,13 @@ counts as the reference (evals/thresholds.toml + evals/reference.json).
 
     python evals/calibrate.py --version v3 --trials 100 [--against v1] [--write]
     python evals/calibrate.py --version v3 --seeds 0-99 --write
-    python evals/calibrate.py --from results/v3-....json [--write]     # from a stored run
+    python evals/calibrate.py --from results/calibrate-v3-....json [--write]   # from a stored run
+
+A run without --write ends with the exact command that writes from the run it just made
+(`--from <its results file> --write`), so a long calibration never has to run twice. --from
+takes a complete results record (an interrupted one is refused: exit 2). The calibration run
+goes to --out DIR (default results/); in a terminal a progress bar counts its runs (a piped
+or CI log gets a plain line at every 10% instead; --quiet: neither).
 
 A bar asks "no worse than what we accepted, allowing for sampling noise"; it never asks
 for certainty the data can't give. For each scorer, with p the observed rate over n
@@ -16,9 +22,7 @@ verdicts from `trials` trials:
   - a scorer the accepted version never failed keeps a bar of 1.00: zero tolerance, as for
     PII leaks, because any failure there is new behaviour, not noise.
 The reference holds each row x scorer's pass / fail / n-a counts and failing seeds; the gate
-tests means and rows against it (evals/verdict.py). How many accepted runs it needs: a row
-that never failed is flagged by a single failure only when the accepted run is long enough
-to tell "never fails" from "fails now and then" (the output prints the row test's critical p).
+tests means and rows against it (evals/verdict.py).
 
 Refuses to write (exit 2, files untouched) when fewer than 3 trials ran, when any run
 errored (crash, timeout, missing key), when a bar would be 0, or when the previous version
@@ -33,8 +37,13 @@ if __name__ == "__main__":
 
 import argparse
 import math
+import shlex
 import sys
+import threading
 import time
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -42,24 +51,25 @@ from rich.markup import escape
 from rich.table import Table
 
 from evals.console import console
+from evals.errors import ConfigError
 from evals.gate import (
     DEFAULT_AGENT,
     DEFAULT_DATASET,
     agents_for,
+    execute,
     load_rows_for,
-    run_seeds,
+    new_record,
     summarise_record,
 )
 from evals.record import load_record, save_record
 from evals.reference import DEFAULT_PATH as REFERENCE_PATH
-from evals.reference import RUN_STATS, build_reference, dump_reference, tail
+from evals.reference import build_reference, dump_reference
 from evals.runner import Settings
 from evals.scorers import JUDGE_SCORERS, REGISTRY, make_evaluators, select
 from evals.seeds import format_seeds, parse_seeds
 from evals.sources import source_for
 from evals.target import TargetOptions
 from evals.thresholds import DEFAULT_PATH, Bar, Thresholds, dump_toml
-from evals.verdict import ALPHA_ROWS, ALPHA_RUNS, ROW_P_CAP
 
 MARGIN = {"code": 0.02, "judge": 0.05}
 MIN_TRIALS = 3
@@ -119,6 +129,117 @@ def portable(path: str) -> str:
         return path
 
 
+# -- progress over a long run -----------------------------------------------------------------
+
+LINE_EVERY = 0.1  # piped / CI output: one plain line per this share of the runs
+LINES_FROM = 100  # ... and only for runs at least this long (a short run needs no heartbeat)
+POLL_S = 0.25
+_PROGRESS: ContextVar[str] = ContextVar("calibrate_progress", default="auto")  # main() sets it from --quiet
+
+
+def progress_mode(quiet: bool, terminal: bool) -> str:
+    """"bar" in a terminal, "lines" for a pipe or a CI log, "off" with --quiet."""
+    return "off" if quiet else "bar" if terminal else "lines"
+
+
+class RunProgress:
+    """Counts finished runs out of `total` while `count()` grows: a rich progress bar ("bar"), a
+    plain line at every 10% ("lines": a CI log stays a handful of lines, no control codes), or
+    nothing ("off"). `count` is read from a thread every POLL_S seconds (the run's own callback
+    belongs to evals.gate.execute; reading a list's length from another thread is safe)."""
+
+    def __init__(self, total: int, mode: str, label: str, *, out=None, poll_s: float = POLL_S):
+        self.total, self.label, self.out, self.poll_s = total, label, out or console, poll_s
+        self.mode = "off" if total <= 0 or (mode == "lines" and total < LINES_FROM) else mode
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._bar = self._task = None
+        self._shown = 0  # lines mode: tenths already printed
+        self._started = 0.0
+
+    def start(self, count: Callable[[], int]) -> RunProgress:
+        if self.mode == "off":
+            return self
+        self._count, self._started = count, time.monotonic()
+        if self.mode == "bar":
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("runs"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                                 console=self.out, transient=False)
+            self._task = self._bar.add_task(self.label, total=self.total)
+            self._bar.start()
+        self._thread = threading.Thread(target=self._poll, name="calibrate-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            self._show(self._count())
+
+    def _show(self, done: int) -> None:
+        done = min(done, self.total)
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done)
+        elif self.mode == "lines" and (tenth := int(done / self.total / LINE_EVERY + 1e-9)) > self._shown:
+            self._shown = tenth
+            self.out.print(f"{self.label}: {done} of {self.total} runs ({done / self.total:.0%}), "
+                           f"{time.monotonic() - self._started:.0f} s", markup=False, highlight=False)
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        self._show(self._count())  # the last count, even between two polls
+        if self._bar is not None:
+            self._bar.stop()
+
+    def __enter__(self) -> RunProgress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def run_seeds(agents, loaded, rows, seeds, settings, evaluators, argv, path=None):
+    """evals.gate.run_seeds (every row at every seed through the agents into a new record,
+    checkpointed to path), with the run's progress shown as main() asked (_PROGRESS)."""
+    settings = replace(settings, trials=len(seeds))
+    record = new_record(agents, loaded, rows, settings, {}, argv)
+    record.meta.seeds = list(seeds)
+    mode = _PROGRESS.get()
+    mode = progress_mode(False, console.is_terminal) if mode == "auto" else mode
+    total = len(rows) * len(seeds) * len(agents)
+    with RunProgress(total, mode, "calibration").start(lambda: len(record.runs)):
+        completed = execute(record, [(r, s) for r in rows for s in seeds], settings, path, agents, evaluators)
+    record.meta.complete = completed
+    return record, completed
+
+
+def write_command(source: Path | str, a: argparse.Namespace, against: str | None, reference_given: bool) -> str:
+    """The command that writes these bars and this reference from the stored run, as this run
+    would have with --write: the same files, scorers and --against check."""
+    cmd = ["python", "evals/calibrate.py", "--from", portable(str(source)), "--write"]
+    if Path(a.thresholds).resolve() != Path(DEFAULT_PATH).resolve():
+        cmd += ["--thresholds", portable(a.thresholds)]
+    if reference_given:
+        cmd += ["--reference", portable(a.reference)]
+    if a.scorers:
+        cmd += ["--scorers", *a.scorers]
+    if against != "v1":  # --from resolves the default to v1 (and to no check when the run has none)
+        cmd += ["--against", against or "none"]
+    return shlex.join(cmd)
+
+
 @cli.guarded
 def main(argv=None) -> int:
     started = time.perf_counter()
@@ -135,13 +256,20 @@ def main(argv=None) -> int:
     src.add_argument("--dataset", default=str(DEFAULT_DATASET), help="local JSONL dataset")
     src.add_argument("--dataset-id", help="orq.ai dataset id (needs ORQ_API_KEY)")
     p.add_argument("--parallelism", type=int, default=16)
-    p.add_argument("--from", dest="source", help="propose from a stored results file instead of running")
+    p.add_argument("--from", dest="source", metavar="FILE",
+                   help="propose from a stored, complete results file instead of running the agent")
+    p.add_argument("--out", metavar="DIR", help="where the calibration run's results file goes (default results/)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or progress lines during the run")
     p.add_argument("--thresholds", default=str(DEFAULT_PATH))
     p.add_argument("--reference", help="where the accepted counts go (default: reference.json beside --thresholds)")
     p.add_argument("--scorers", nargs="+", metavar="NAME",
                    help="calibrate only these scorers (another agent's bars file lists only those that apply)")
     p.add_argument("--write", action="store_true", help="write the bars and the reference")
     a = p.parse_args(argv)
+    reference_given = a.reference is not None
+    if a.source and a.out:
+        raise ConfigError("calibrate: --out names where a calibration run goes; --from runs nothing")
+    out_dir = cli.check_out_dir(a.out) if a.out else cli.REPO / "results"
     if a.against is None:  # the Northwind agent is checked against v1 by default; another agent has no versions
         a.against = "v1" if a.agent == DEFAULT_AGENT else "none"
     against = None if a.against in ("none", "") else a.against
@@ -149,6 +277,8 @@ def main(argv=None) -> int:
     selected = list(select(a.scorers)) if a.scorers else list(REGISTRY)
     if a.source:
         record = load_record(a.source)
+        if line := record.incomplete():  # bars and counts from part of the runs would describe nobody
+            raise ConfigError(f"calibrate: --from {a.source}: {line}; calibrate from a complete run")
         if against and record.meta.baseline != against:
             against = None
             console.print("note: --from: the stored run has no --against version; that check is skipped")
@@ -162,11 +292,15 @@ def main(argv=None) -> int:
         loaded = load_rows_for(source_for(a.dataset, a.dataset_id), agents[0])
         settings = Settings(model=a.model, judge=a.judge, trials=len(seeds), parallelism=a.parallelism,
                             upload=False, print_table=False)
-        path = cli.new_results_path(cli.REPO / "results", f"calibrate-{agents[0].version}")  # never another run's
+        path = cli.new_results_path(out_dir, f"calibrate-{agents[0].version}")  # never another run's
         console.print(f"calibration: {agents[0].version}" + (f" and {against}" if against else "")
                       + f", {len(loaded.rows)} rows x seeds {format_seeds(seeds)}")
-        record, completed = run_seeds(agents, loaded, loaded.rows, seeds, settings, evaluators,
-                                      ["calibrate"] + (argv or sys.argv[1:]), path)
+        shown = _PROGRESS.set(progress_mode(a.quiet, console.is_terminal))
+        try:
+            record, completed = run_seeds(agents, loaded, loaded.rows, seeds, settings, evaluators,
+                                          ["calibrate"] + (argv or sys.argv[1:]), path)
+        finally:
+            _PROGRESS.reset(shown)
         if not completed:
             return refuse("the calibration run was interrupted")
         record.meta.elapsed_s = round(time.perf_counter() - started, 3)
@@ -194,19 +328,6 @@ def main(argv=None) -> int:
         t.add_row(name, f"{b.observed:.3f}", f"{b.low:.3f}-{b.high:.3f}", str(b.n), f"{b.bar:.2f}", b.why, *extra)
     console.print(t)
     reference = build_reference(record, {})
-    for trials in (1, 5):
-        console.print(f"row test at {trials} trial(s): a row is regressed at p <= "
-                      f"{reference.critical_p(trials, ALPHA_ROWS, ROW_P_CAP):.2g}; a row that passed all {record.meta.trials} "
-                      f"accepted runs and fails {trials}/{trials} has p = {tail(trials, trials, 0, record.meta.trials):.2g}")
-        rows = frozenset(reference.rows)
-        null = reference.null_stats(trials, rows)
-        if len(null) * ALPHA_RUNS < 1:
-            console.print(f"failing-runs test at {trials} trial(s): not applied ({len(null)} accepted blocks; "
-                          f"{math.ceil(1 / ALPHA_RUNS)} needed)")
-        else:
-            console.print(f"failing-runs test at {trials} trial(s): fires at p <= "
-                          f"{reference.runs_critical(trials, rows, ALPHA_RUNS):.2g}; the accepted blocks reach at most "
-                          + ", ".join(f"{k} {max(x[k] for x in null):.3g}" for k in RUN_STATS))
     if zero := [n for n, b in bars.items() if b.bar <= 0]:
         return refuse(f"the bar for {zero[0]} would be {bars[zero[0]].bar:.2f}: the accepted run fails it too often")
     missing = [n for n in selected if n not in bars]
@@ -232,7 +353,9 @@ def main(argv=None) -> int:
         Path(a.reference).write_text(dump_reference(reference))
         console.print(f"wrote {a.thresholds} and {a.reference}")
     else:
-        console.print("not written (pass --write to save these bars and the reference)")
+        console.print("not written; to write these bars and this reference from this run (no agent runs again):")
+        console.print(f"  {write_command(a.source or path, a, against, reference_given)}", markup=False,
+                      highlight=False, soft_wrap=True)
     return 0
 
 
