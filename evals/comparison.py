@@ -10,6 +10,8 @@ time when independent). The family is the scorers with at least one discordant p
 have p = 1 and cannot be flagged."""
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.markup import escape
 from rich.table import Table
 
@@ -47,29 +49,22 @@ def compare(baseline_runs: list[RunResult], candidate_runs: list[RunResult], sco
     scorers: dict[str, dict] = {}
     regressed: list[dict] = []
     fixed: list[dict] = []
-    # each pair's verdicts looked up once, and read inline below: 100k pairs x 8 scorers stay
-    # well under a second
-    pairs = [(key, base[key].verdicts, cand[key].verdicts) for key in keys]
+    # one column of verdicts per side and scorer, counted by Counter: comprehensions, not a
+    # branching loop, so 100k pairs x 8 scorers take a fraction of a second
+    base_v, cand_v = [base[k].verdicts for k in keys], [cand[k].verdicts for k in keys]
     for name in scorer_names:
-        # a (pass on both), b (pass -> fail), c (fail -> pass), d (fail on both)
-        a = b = c = d = skipped = 0
-        for key, was_v, now_v in pairs:
-            was, now = was_v.get(name), now_v.get(name)
-            was, now = None if was is None else was.passed, None if now is None else now.passed
-            if was is None or now is None:  # n/a (or missing) on either side: not a comparable pair
-                skipped += 1
-                continue
-            if was and now:
-                a += 1
-            elif was:
-                b += 1
-                regressed.append(_flip(key, name, base[key], cand[key]))
-            elif now:
-                c += 1
-                fixed.append(_flip(key, name, base[key], cand[key]))
-            else:
-                d += 1
+        was = [None if (v := vs.get(name)) is None else v.passed for vs in base_v]
+        now = [None if (v := vs.get(name)) is None else v.passed for vs in cand_v]
+        counts = Counter(zip(was, now, strict=True))
+        # a (pass on both), b (pass -> fail), c (fail -> pass), d (fail on both); a pair n/a (or
+        # missing) on either side is not a comparable pair
+        a, b, c, d = (counts[True, True], counts[True, False], counts[False, True], counts[False, False])
         n = a + b + c + d
+        skipped = len(keys) - n
+        for flips, kind, count in ((regressed, (True, False), b), (fixed, (False, True), c)):
+            if count:
+                flips += [_flip(keys[i], name, base[keys[i]], cand[keys[i]])
+                          for i, pair in enumerate(zip(was, now, strict=True)) if pair == kind]
         diff, low, high = newcombe_paired_interval(a, b, c, d)
         scorers[name] = {
             "n": n, "baseline_mean": (a + b) / n if n else None, "candidate_mean": (a + c) / n if n else None,

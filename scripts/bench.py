@@ -2,6 +2,7 @@
 
     python scripts/bench.py [--latency 200ms] [--jitter 0.1] [--parallelism 8 32] [--trials 1 3] [--workers 1 2]
     python scripts/bench.py --provider [--rpm 600] [--provider-latency 300ms] [--error-rate 0.02] [--parallelism 32]
+    python scripts/bench.py --compare [--pairs 100000] [--discordant 20000]
 
 1. No latency: the agent alone (ask_agent over every row, sequentially) against the full gate at
    parallelism 1 (evaluatorq, 8 scorers, the results record). Harness overhead per run =
@@ -18,6 +19,10 @@
    prints the model calls, 429s, 5xx, retries, failed runs and wall time against the rate
    limit's floor (calls / rate). Target: no run lost to rate limits or 5xx, and
    wall <= 1.15 x (calls / rate). About 40 s.
+4. --compare: the comparison's statistics on two in-memory versions of --pairs matched
+   (row, trial) pairs x 8 scorers, --discordant of them split at random on one scorer: the
+   exact McNemar p (log space) and the whole of evals.comparison.compare (counting, Newcombe,
+   McNemar, Holm, flips). Target: compare() well under 1 s at 100,000 pairs.
 """
 from __future__ import annotations
 
@@ -113,6 +118,38 @@ def provider(a: argparse.Namespace) -> int:
     return 0 if not by_limits and wall <= 1.15 * floor else 1
 
 
+def comparison_speed(pairs: int, discordant: int) -> int:
+    import random
+
+    from evals.comparison import compare
+    from evals.record import RunResult, Verdict
+    from evals.stats import mcnemar_exact
+    from evals.turn import Turn
+
+    names = [f"scorer_{j}" for j in range(8)]
+    ok, bad = Verdict(passed=True, explanation="pass"), Verdict(passed=False, explanation="fail")
+    rng, sides = random.Random(0), ([], [])
+    for k in range(pairs):
+        was, now = dict.fromkeys(names, ok), dict.fromkeys(names, ok)
+        if k < discordant:
+            (was if rng.random() < 0.5 else now)["scorer_0"] = bad
+        for side, version, verdicts in ((0, "v2", was), (1, "v3", now)):
+            sides[side].append(RunResult(row_id=f"r{k // 10:05d}", trial=k % 10, seed=k % 10, version=version,
+                                         job=version, turn=Turn(version=version, model="offline", seed=k % 10),
+                                         verdicts=verdicts))
+    t0 = time.perf_counter()
+    out = compare(sides[0], sides[1], names, baseline="v2", candidate="v3")
+    whole = time.perf_counter() - t0
+    s = out["scorers"]["scorer_0"]
+    t0 = time.perf_counter()
+    for _ in range(100):
+        mcnemar_exact(s["b"], s["c"])
+    print(f"{pairs} pairs x 8 scorers, {s['b']} pass->fail vs {s['c']} fail->pass on one (p = {s['p_value']:.4g})")
+    print(f"  exact McNemar p : {(time.perf_counter() - t0) / 100 * 1000:8.3f} ms")
+    print(f"  compare()       : {whole * 1000:8.1f} ms   (target < 1000 ms)")
+    return 0 if whole < 1 else 1
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--latency", default="200ms")
@@ -126,7 +163,12 @@ def main() -> int:
     p.add_argument("--provider-latency", default="300ms", help="--provider: latency per call (default 300ms)")
     p.add_argument("--provider-jitter", default="0.2", help="--provider: latency jitter (default 0.2)")
     p.add_argument("--error-rate", type=float, default=0.02, help="--provider: share of 500/503 (default 0.02)")
+    p.add_argument("--compare", action="store_true", help="time the comparison's statistics (no agent runs)")
+    p.add_argument("--pairs", type=int, default=100_000, help="--compare: matched pairs (default 100000)")
+    p.add_argument("--discordant", type=int, default=20_000, help="--compare: discordant pairs (default 20000)")
     a = p.parse_args()
+    if a.compare:
+        return comparison_speed(a.pairs, a.discordant)
     if a.provider:
         return provider(a)
     if a.parallelism or a.trials or a.workers:
