@@ -210,9 +210,10 @@ class RunProgress:
         self.stop()
 
 
-def run_seeds(agents, loaded, rows, seeds, settings, evaluators, argv, path=None):
+def run_seeds(agents, loaded, rows, seeds, settings, evaluators, argv, path):
     """evals.gate.run_seeds (every row at every seed through the agents into a new record,
-    checkpointed to path), with the run's progress shown as main() asked (_PROGRESS)."""
+    checkpointed to path), with the run's progress shown as main() asked (_PROGRESS). Its own
+    copy because gate.execute takes no progress callback (a hook there would remove this)."""
     settings = replace(settings, trials=len(seeds))
     record = new_record(agents, loaded, rows, settings, {}, argv)
     record.meta.seeds = list(seeds)
