@@ -313,8 +313,12 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
                 r.reason = None
             elif bar:
                 if x.status == "regressed":
-                    r = results[x.row_id]
-                    reasons[reasons.index(r.reason)] = r.reason = f"{r.reason}, confirmed: {x.line}"
+                    r, rr = results[x.row_id], x.reruns
+                    confirmed = (f"{r.reason}, confirmed on reruns of {len(x.rows)} row(s): {rr['failed']}/{rr['runs']} "
+                                 f"failed, {rr['expected']:g} expected (p = {_p(x.p_value)})") if rr.get("runs") else r.reason
+                    if x.rows:
+                        confirmed += " [" + ", ".join(x.rows[:3]) + (f" +{len(x.rows) - 3}" if len(x.rows) > 3 else "") + "]"
+                    reasons[reasons.index(r.reason)] = r.reason = confirmed
                 x.status = "regressed"  # a breach with nothing to confirm it by stands (fail closed)
             elif x.status == "regressed":
                 reasons.append(x.line)

@@ -56,8 +56,11 @@ def test_a_wrong_faq_entry_fails_the_gate(tmp_path, monkeypatch):
     monkeypatch.setitem(faq_bot.FAQ, "returns", (faq_bot.FAQ["returns"][0], "Returns are accepted for 14 days."))
     assert gate(tmp_path) == 1
     record, _ = only_record(tmp_path)
-    bad = [(r.row_id, n) for r in record.runs for n, v in r.verdicts.items() if v.passed is False]
+    bad = [(r.row_id, n) for r in record.runs_for(record.meta.version) for n, v in r.verdicts.items()
+           if v.passed is False]
     assert bad == [("returns_window", "answer_facts")]
+    # confirmed: the reruns of that row fail it too
+    assert {r.row_id for r in record.runs_for(record.meta.version, "confirm")} == {"returns_window"}
 
 
 def test_a_plain_target_has_no_versions(tmp_path, capsys):
