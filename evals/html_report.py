@@ -53,6 +53,16 @@ def versions_of(record: Record) -> list[str]:
     return record.meta.versions
 
 
+def verdict_html(line: str, limit: int = 10) -> str:
+    """The verdict as the terminal prints it: the headline, then one reason per line (at most
+    `limit`, then how many more and where to read them)."""
+    head, *reasons = line.splitlines() or [""]
+    items = "".join(f"<li>{escape(r)}</li>" for r in reasons[:limit])
+    if len(reasons) > limit:
+        items += f"<li>... and {len(reasons) - limit} more (python evals/show.py &lt;results file&gt; --verdict)</li>"
+    return f"<div class='headline'>{escape(head)}</div>" + (f"<ul class='reasons'>{items}</ul>" if items else "")
+
+
 def verdict_of(record: Record) -> tuple[str, str]:
     """(css class, line): the verdict in the record's summary as the gate (or report.py, which
     recomputes it from the runs first: evals/recheck.py) put it there, else evals.verdict.decide
@@ -259,7 +269,7 @@ def build_html(record: Record) -> str:
     sections = {
         "TITLE": escape((record.meta.job or f"refund-agent@{record.meta.version}") + (f" vs {record.meta.baseline}" if record.meta.baseline else "")),
         "VERDICT_CLASS": css,
-        "VERDICT_LINE": escape(line),
+        "VERDICT_LINE": verdict_html(line),
         "META": meta_html(record),
         "SCORER_TABLE": scorer_table(record),
         "COMPARISON": "",

@@ -17,6 +17,7 @@ PAGE = """<!doctype html>
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); margin: 0; padding: 16px 24px; }
 h1 { font-size: 20px; margin: 0 0 8px; } h2 { font-size: 16px; margin: 24px 0 8px; } h3 { font-size: 14px; margin: 14px 0 6px; }
 .verdict { padding: 10px 14px; border-radius: 6px; font-weight: 600; margin: 8px 0 12px; white-space: pre-wrap; }
+.verdict ul.reasons { margin: 6px 0 0; padding-left: 20px; font-weight: 400; white-space: normal; }
 .verdict.pass { background: var(--pass-bg); color: var(--pass); }
 .verdict.fail { background: var(--fail-bg); color: var(--fail); }
 .verdict.unjudged { background: var(--mixed-bg); color: #7e5109; }

@@ -95,7 +95,9 @@ def test_report_in_headless_chromium(report_file):
             page.goto(report_file.as_uri())
 
             # the verdict and why
-            assert page.inner_text("#verdict").startswith("FAIL: regression rule: refund_outcome")
+            # the verdict and why, in lines: the headline, then one reason per list item
+            assert page.inner_text("#verdict .headline") == "FAIL: 1 scorer significantly worse than the baseline"
+            assert page.locator("#verdict ul.reasons li").first.inner_text().startswith("regression rule: refund_outcome")
             # both charts rendered by vega-embed
             page.wait_for_selector("#chart-means svg", timeout=15000)
             page.wait_for_selector("#chart-diff svg", timeout=15000)
