@@ -23,13 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from evals.calibrate import propose
+from evals.reference import PRIOR, Cell, Reference, RowRef, load_reference
+from evals.stats import wilson
+from evals.verdict import decide, plan_reruns
 
-from evals.calibrate import propose  # noqa: E402
-from evals.reference import PRIOR, Cell, Reference, RowRef, load_reference  # noqa: E402
-from evals.stats import wilson  # noqa: E402
-from evals.verdict import decide, plan_reruns  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 BUDGET = 0.02  # the documented false-alarm budget per gate, all tests together
 
