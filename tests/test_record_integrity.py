@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evals import compare, regrade, regression, report, show
+from evals import compare, gate, regrade, regression, report, show
 from evals.recheck import headline, recompute
 from evals.record import LEGACY_SCHEMAS, holding, load_record, lock_path, save_record
 
@@ -304,10 +304,10 @@ def _gate(out):
 
 
 def test_an_interrupt_before_the_first_run_leaves_no_file(tmp_path, monkeypatch, capsys):
-    def ctrl_c(*a, **k):  # Ctrl-C after the results file exists, before the run's own handler is in place
+    async def ctrl_c(*a, **k):  # Ctrl-C after the results file exists, before the run's own handler is in place
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(regression, "execute", ctrl_c)
+    monkeypatch.setattr(gate, "execute_async", ctrl_c)
     assert regression.main(_gate(tmp_path)) == 2
     err = capsys.readouterr().err
     assert err.startswith("interrupted before any run finished: removed ") and err.count("\n") == 1
@@ -315,18 +315,18 @@ def test_an_interrupt_before_the_first_run_leaves_no_file(tmp_path, monkeypatch,
 
 
 def test_an_interrupt_after_some_runs_names_the_file_it_kept(tmp_path, monkeypatch, capsys):
-    real = regression.execute
+    real = gate.execute_async
 
-    def one_run_then_ctrl_c(record, pairs, settings, path, agents, evaluators, **kw):
-        real(record, pairs[:1], settings, path, agents, evaluators)
+    async def one_run_then_ctrl_c(record, pairs, settings, path, agents, evaluators, **kw):
+        await real(record, pairs[:1], settings, path, agents, evaluators)
         save_record(record, path)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(regression, "execute", one_run_then_ctrl_c)
+    monkeypatch.setattr(gate, "execute_async", one_run_then_ctrl_c)
     assert regression.main(_gate(tmp_path)) == 2
     (path,) = tmp_path.glob("*.json")
     assert capsys.readouterr().err == f"interrupted: 1 run(s) kept in {path} (complete it with --resume {path})\n"
-    monkeypatch.setattr(regression, "execute", real)
+    monkeypatch.setattr(gate, "execute_async", real)
     assert regression.main(["--resume", str(path), "--no-upload", "--quiet"]) in (0, 1)
     assert load_record(path).incomplete() is None
 
