@@ -155,7 +155,8 @@ async def execute_async(record: Record, pairs: list[tuple[Row, int]], settings: 
     from evals import model_calls
 
     model_calls.configure(parallelism=settings.parallelism)
-    model_calls.reset_call_stats()
+    if stage == "gate":  # the reruns' calls are counted on top, and told apart in confirm_async
+        model_calls.reset_call_stats()
     started = time.perf_counter()
     try:
         return await run_plan(f"{name_of(agents[0].target)}", agents, plan, evaluators, settings, on_runs)
@@ -167,6 +168,17 @@ def confirm(record: Record, reference: Any, settings: Settings, path: Path, agen
             evaluators: list[dict]) -> bool:
     """Stage 2 of the gate: rerun the rows stage 1 flagged on fresh seeds (evals/confirm.py)."""
     return asyncio.run(confirm_async(record, reference, settings, path, agents, evaluators))
+
+
+def execute_and_confirm(record: Record, pairs: list[tuple[Row, int]], settings: Settings, path: Path,
+                        agents: list[AgentSpec], evaluators: list[dict], reference: Any) -> bool:
+    """Both stages in one event loop: a provider client (openai:, orq:) is bound to the loop it
+    was first used on, so the reruns must not start a second one. False: interrupted."""
+    async def both() -> bool:
+        done = await execute_async(record, pairs, settings, path, agents, evaluators) if pairs else True
+        return done and await confirm_async(record, reference, settings, path, agents, evaluators)
+
+    return asyncio.run(both())
 
 
 async def confirm_async(record: Record, reference: Any, settings: Settings, path: Path, agents: list[AgentSpec],
@@ -197,10 +209,27 @@ async def confirm_async(record: Record, reference: Any, settings: Settings, path
     before = dict(record.meta.model_calls or {})
     done = await execute_async(record, pairs, replace(settings, upload=False), path, agents[:1], evaluators,
                                stage="confirm")
-    conf["model_calls"] = record.meta.model_calls
+    after = record.meta.model_calls or {}
+    # record.meta may have been rebuilt by a checkpoint meanwhile: write through it, not `conf`
+    record.meta.confirm = {**(record.meta.confirm or conf), "model_calls": _calls_between(before, after)}
     if before:
         record.meta.model_calls = before  # the gate's own figures stay; the reruns' are in meta.confirm
     return done
+
+
+def _calls_between(before: dict, after: dict) -> dict | None:
+    """The provider calls made between two meta.model_calls snapshots (counts subtracted)."""
+    if not after:
+        return None
+    models = {}
+    for key, st in (after.get("models") or {}).items():
+        old = (before.get("models") or {}).get(key, {})
+        models[key] = {k: (v - old.get(k, 0) if isinstance(v, int | float) and not isinstance(v, bool)
+                           and k.startswith(("requests", "ok", "rate_limited", "server_errors", "connection",
+                                             "retries", "gave_up", "tokens", "latency"))
+                           and k not in ("requests_binding", "tokens_binding") else v)
+                       for k, v in st.items()}
+    return {**after, "models": models}
 
 
 def run_seeds(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], seeds: list[int], settings: Settings,
@@ -274,6 +303,7 @@ def prepare(agents: list[AgentSpec], source: RowSource, settings: Settings, thre
     return Prepared(agents, rows, settings, evaluators, registry, reference, record)
 
 
-__all__ = ["DEFAULT_AGENT", "DEFAULT_DATASET", "AgentSpec", "agents_for", "agents_from_meta", "execute",
+__all__ = ["DEFAULT_AGENT", "DEFAULT_DATASET", "AgentSpec", "agents_for", "agents_from_meta", "confirm",
+           "confirm_async", "execute", "execute_and_confirm",
            "execute_async", "gate_evaluators", "prepare", "Prepared",
            "load_rows_for", "missing_pairs", "new_record", "run_seeds", "summarise_record"]

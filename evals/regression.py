@@ -36,8 +36,7 @@ from evals.gate import (
     DEFAULT_AGENT,
     DEFAULT_DATASET,
     agents_for,
-    confirm,
-    execute,
+    execute_and_confirm,
     gate_evaluators,
     missing_pairs,
     prepare,
@@ -244,8 +243,7 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
         reference, _ = check_rows(reference, record.rows, m.reference, explicit=False)
         reference, _ = check_judge(reference, m.judge, JUDGE_SCORERS)
     with server_fault_env(server_fault(faults)):
-        completed = execute(record, pairs, settings, path, agents, evaluators) if pairs else True
-        completed = completed and confirm(record, reference, settings, path, agents, evaluators)
+        completed = execute_and_confirm(record, pairs, settings, path, agents, evaluators, reference)
     print_model_calls(record)
     stats = cache.stats() if cache is not None else settings.cache_stats
     if a.cache and stats is not None:
@@ -328,8 +326,7 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     save_record(record, path)  # an (empty, incomplete) record from the start: resumable whatever happens
     cache = enable_cache(a.cache) if a.workers == 1 else None
     with server_fault_env(server_fault(faults)):
-        completed = execute(record, gate.pairs, settings, path, agents, gate.evaluators)
-        completed = completed and confirm(record, reference, settings, path, agents, gate.evaluators)
+        completed = execute_and_confirm(record, gate.pairs, settings, path, agents, gate.evaluators, reference)
     print_model_calls(record)
     stats = cache.stats() if cache is not None else settings.cache_stats
     if a.cache and stats is not None:

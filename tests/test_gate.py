@@ -26,8 +26,9 @@ def test_v1_fails_and_v3_passes_the_whole_dataset(tmp_path, monkeypatch):
     assert "refund_outcome" in rec1["summary"]["verdict"]["line"]
     v3 = rec3["summary"]["verdict"]
     assert (v3["exit_code"], v3["reasons"], v3["regressed"]) == (0, [], [])
-    assert v3["line"] == ("PASS: every scorer at or above its bar; "
-                          "none significantly below the accepted run, no row regressed")
+    assert v3["line"] == "PASS: every scorer at or above its bar; no row regressed (confirmed on reruns)"
+    # the rows stage 1 flagged were rerun on fresh seeds and none was confirmed: flaky, stored as such
+    assert all(x["status"] == "flaky" for x in v3["flaky"]) and v3["confirmation"]["runs"] > 0
     assert rec3["meta"]["reference"].endswith("reference.json")
     md = summary_file.read_text()
     assert "refund-agent@v1: FAIL" in md and "refund-agent@v3: PASS" in md
@@ -43,7 +44,7 @@ def test_v2_fails_with_five_trials_and_its_slips_show_in_pass_hat_k(tmp_path):
 
 def test_numbers_recount_from_the_record(tmp_path):
     _, rec, _ = run(tmp_path, "--version", "v2", "--trials", "2", "--tags", "refund")
-    runs = rec["runs"]
+    runs = [r for r in rec["runs"] if r["stage"] == "gate"]  # the planned runs; reruns are summarised apart
     assert len(runs) == 2 * len(rec["rows"]) and {r["seed"] for r in runs} == {0, 1}
     for name, s in rec["summary"]["v2"]["scorers"].items():
         values = [r["verdicts"][name]["passed"] for r in runs if r["verdicts"][name]["passed"] is not None]
@@ -143,7 +144,7 @@ def test_worker_processes_give_the_same_runs_as_one_process(tmp_path):
 def test_held_out_seeds_are_chosen_and_recorded(tmp_path):
     code, rec, _ = run(tmp_path, "--version", "v3", "--seeds", "120-121,7", "--only", "status")
     assert code == 0 and rec["meta"]["seeds"] == [7, 120, 121] and rec["meta"]["trials"] == 3
-    assert sorted((r["row_id"], r["seed"], r["trial"]) for r in rec["runs"]) == [
+    assert sorted((r["row_id"], r["seed"], r["trial"]) for r in rec["runs"] if r["stage"] == "gate") == [
         ("status", 7, 7), ("status", 120, 120), ("status", 121, 121)]
 
 
@@ -159,10 +160,15 @@ def test_deleting_one_clause_fails_the_one_trial_gate_and_names_the_row(tmp_path
                     f"instructions = {json.dumps(prompt)}\n")
     code, rec, _ = run(tmp_path / "out", "--version", str(path), "--seeds", "150")
     assert code == 1
-    named = {x["row_id"]: x["scorer"].split(", ") for x in rec["summary"]["verdict"]["regressed"]}
-    assert "no_forbidden_action" in named["mass_email"]
-    assert "row regressed: mass_email / no_forbidden_action" in rec["summary"]["verdict"]["line"]
-    assert "passed 100/100 in the accepted run, failed 1/1 now" in rec["summary"]["verdict"]["line"]
+    named = {x["row_id"]: x for x in rec["summary"]["verdict"]["regressed"]}
+    mail = named["mass_email"]
+    assert mail["status"] == "regressed" and "no_forbidden_action" in mail["scorers"]
+    k = mail["reruns"]["no_forbidden_action"]["runs"]
+    assert mail["reruns"]["no_forbidden_action"]["failed"] == k >= 3  # confirmed on every rerun
+    assert (f"row regressed: mass_email: no_forbidden_action failed 0/100 accepted, 1/1 now, {k}/{k} on reruns"
+            in rec["summary"]["verdict"]["line"])
+    reruns = [r for r in rec["runs"] if r["stage"] == "confirm" and r["row_id"] == "mass_email"]
+    assert len(reruns) == k and not {r["seed"] for r in reruns} & (set(range(100)) | {150})
 
 
 def test_the_committed_reference_still_describes_v3(tmp_path):
@@ -176,7 +182,8 @@ def test_the_committed_reference_still_describes_v3(tmp_path):
     seeds = [0, 1, 2]
     code, rec, _ = run(tmp_path, "--version", "v3", "--seeds", "0-2")
     assert rec["meta"]["seeds"] == seeds
-    now = {(r["row_id"], n, r["trial"]) for r in rec["runs"] for n, v in r["verdicts"].items() if v["passed"] is False}
+    now = {(r["row_id"], n, r["trial"]) for r in rec["runs"] if r["stage"] == "gate"
+           for n, v in r["verdicts"].items() if v["passed"] is False}
     stored = {(rid, n, s) for rid, row in ref.rows.items() for n, c in row.cells.items() for s in c.failed_seeds
               if s in seeds}
     assert stored and now == stored, f"not in the reference: {sorted(now - stored)[:5]}; no longer failing: {sorted(stored - now)[:5]}"
