@@ -32,6 +32,7 @@ from evals.comparison import (
 )
 from evals.console import console
 from evals.errors import ConfigError
+from evals.recheck import check_reruns
 from evals.record import load_record, plan_of, planned_file, save_record
 from evals.verdict import decide, stored
 
@@ -60,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.report:
         cli.check_new_file(a.report, "--report", force=a.force, inputs=[a.baseline, a.candidate, a.out])
     rec_a, rec_b = load_record(a.baseline), load_record(a.candidate)  # each checked against its plan
+    check_reruns(rec_a, a.baseline)
+    check_reruns(rec_b, a.candidate)
     for path, rec in ((a.baseline, rec_a), (a.candidate, rec_b)):
         if line := rec.incomplete():  # no comparison over part of the runs
             raise ConfigError(f"{path}: {line}; finish it with --resume {path} before comparing")

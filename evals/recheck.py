@@ -44,7 +44,21 @@ def reference_of(record: Record) -> Any:
     return reference
 
 
-def recompute(record: Record):
+def check_reruns(record: Record, path: Any = None, reference: Any = False) -> None:
+    """Refuse (RecordError, one line) a record whose confirmation reruns are not the ones its
+    planned runs call for: a failing rerun deleted would turn a regressed row flaky."""
+    from evals.gate import confirm_problem
+    from evals.record import RecordError
+
+    if record.incomplete():
+        return
+    if reference is False:
+        reference = reference_of(record)
+    if problem := confirm_problem(record, reference):
+        raise RecordError(f"{path or 'results file'}: {problem}")
+
+
+def recompute(record: Record, path: Any = None):
     """Replace record.summary (and .comparison) with what the runs say, and return the verdict
     (an evals.verdict.Verdict). An incomplete record gets no verdict: exit code 2 and the line
     `incomplete: N of M runs`, and no summary["verdict"], as an interrupted gate stores none."""
@@ -63,6 +77,7 @@ def recompute(record: Record):
     if line := record.incomplete():
         return Verdict(exit_code=EXIT_UNJUDGED, line=f"{line}: no verdict over part of the runs")
     reference = reference_of(record)
+    check_reruns(record, path, reference)
     add_judge_correction(record)
     cand = record.summary[m.version]
     if m.baseline:

@@ -24,7 +24,7 @@ import time
 from evals.console import console
 from evals.dataset import Row
 from evals.grading import grade_many
-from evals.recheck import fail_on_regression
+from evals.recheck import check_reruns, fail_on_regression
 from evals.record import load_record
 from evals.reference import check_judge, check_rows, load_reference
 from evals.scorers import JUDGE_SCORERS, evaluators_for
@@ -53,6 +53,7 @@ def main(argv=None) -> int:
     if not a.out:
         cli.check_out_dir(src.parent, "--out (default: beside the results)")
     record = load_record(a.results)  # its runs match its plan and digest, or a one-line error
+    check_reruns(record, a.results)  # and its confirmation reruns the plan its runs call for
     if line := record.incomplete():
         console.print(f"{a.results}: {line}", markup=False)
     judge = a.judge or record.meta.judge

@@ -262,7 +262,7 @@ def json_summary(path: Path, code: int) -> dict:
     from evals.recheck import recompute
 
     record = load_record(path)
-    recompute(record)
+    recompute(record, path)
     out = {"exit_code": code, "results": str(path), "version": record.meta.version, "job": record.meta.job,
            "agent": record.meta.agent}
     if line := record.incomplete():

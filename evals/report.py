@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out) if a.out else Path(a.results).with_suffix(".html")
     cli.check_new_file(out, "--out", force=a.force, inputs=[a.results])  # never over a file unless --force
     record = load_record(a.results)  # its runs match its plan and digest, or a one-line error
-    recompute(record)  # the summary and verdict the page shows come from the runs, never the file's
+    recompute(record, a.results)  # the summary and verdict the page shows come from the runs, never the file's
     if line := record.incomplete():
         print(f"{a.results}: {line}")
     print(f"report: {write_report(record, out)}")

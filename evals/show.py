@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     if a.row_id is None and not a.verdict:
         raise ConfigError("show: give a ROW_ID (and TRIAL), or --verdict")
     record = load_record(a.results)  # its runs match its plan and digest, or a one-line error
-    verdict = recompute(record)  # never the verdict stored in the file
+    verdict = recompute(record, a.results)  # never the verdict stored in the file
     m = record.meta
     console.print(f"{a.results}: {m.job or m.version}, agent {m.agent} (as the file names it; not loaded): "
                   f"{record.incomplete() or headline(verdict)}", markup=False, highlight=False)
