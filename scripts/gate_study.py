@@ -179,6 +179,17 @@ def study(base: Reference, worlds: int, trials: list[int], refs: list[int], seed
     return out
 
 
+def markdown(res: dict) -> str:
+    """The study as the README shows it."""
+    out = ["| reference | trials | unchanged: gates failed | 95% Wilson | reruns per gate | noisy row broken: caught "
+           "| quiet row broken: caught |", "|---|---|---|---|---|---|---|"]
+    for r in res.values():
+        lo, hi = r["interval"]
+        out.append(f"| {r['reference_trials']} runs | {r['trials']} | {r['false_alarms']}/{r['gates']} | "
+                   f"[{lo:.3f}, {hi:.3f}] | {r['mean_reruns']} | {r['break_noisy_caught']} | {r['break_quiet_caught']} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="scripts/gate_study.py", description=__doc__.splitlines()[0])
     p.add_argument("--reference", default=str(REPO / "evals" / "reference.json"))
@@ -188,7 +199,11 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-breaks", action="store_true", help="false alarms only")
     p.add_argument("--out", help="write the table as JSON here")
+    p.add_argument("--markdown", metavar="JSON", help="print the README's table from a --out file, and exit")
     a = p.parse_args(argv)
+    if a.markdown:
+        print(markdown(json.loads(Path(a.markdown).read_text())))
+        return 0
     res = study(load_reference(a.reference), a.worlds, a.trials, a.refs, a.seed, not a.no_breaks)
     print(f"{'reference':>9} {'trials':>6} {'false alarms':>14} {'95% CI':>16}  {'reruns':>6}  "
           f"{'break, noisy row':>16} {'break, quiet row':>16}  why")
