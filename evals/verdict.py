@@ -8,7 +8,7 @@ A gate run fails (exit 1) when
   (c) a scorer's failures (or the runs failing some scorer), summed over rows, are more than
       the accepted rates make plausible, and the reruns of the rows that failed confirm it
       (diffuse degradation: a hotter model, a safety switch off);
-  (d) with --fail-on-regression, a scorer is significantly worse than the baseline (McNemar, Holm).
+  (d) with --fail-on-regression, a scorer is significantly worse than the baseline (McNemar p, Holm over the scorers).
 (b) and (c) are the two-stage gate of evals/confirm.py: every p-value is an exact Beta-binomial
 tail against the accepted run (its uncertainty included), and stage 2 is one Holm family at
 confirm.ALPHA, so an unchanged version fails at most that often, at any number of trials.
@@ -358,7 +358,7 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
         worse = regressions(comparison)
         code = EXIT_PASS
         line = (f"{len(worse)} scorer(s) significantly worse (not failing: no --fail-on-regression)" if worse
-                else f"PASS: no scorer significantly worse than {comparison['baseline']} (p < 0.05)")
+                else f"PASS: no scorer significantly worse than {comparison['baseline']} (Holm, family-wise 0.05)")
     else:
         code, line = EXIT_PASS, "PASS: " + ("; ".join(scope) or "nothing to judge against")
     if registry is not None and reference is None:

@@ -192,4 +192,4 @@ def test_cli_verdict_is_the_shared_decision_and_is_stored(tmp_path, capsys):
                                                               "regression rule: refund_outcome")
     assert main([str(a), str(a), "--out", str(tmp_path / "same.json")]) == 0
     assert load_record(tmp_path / "same.json").summary["verdict"]["line"] == \
-        "PASS: no scorer significantly worse than v2 (A) (p < 0.05)"
+        "PASS: no scorer significantly worse than v2 (A) (Holm, family-wise 0.05)"
