@@ -31,7 +31,8 @@ def no_agent(monkeypatch):
 
     monkeypatch.setattr(client, "aask_agent", agent_ran)
     monkeypatch.setattr(gate, "execute", gate_ran)
-    monkeypatch.setattr(regression, "execute", gate_ran)
+    monkeypatch.setattr(gate, "execute_and_confirm", gate_ran)
+    monkeypatch.setattr(regression, "execute_and_confirm", gate_ran)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("ORQ_API_KEY", raising=False)
 
