@@ -8,7 +8,14 @@ runs`); a record whose runs do not match its plan is one line and exit 2 (evals/
 """
 from __future__ import annotations
 
-from evals import cli
+try:
+    from evals import cli
+except ImportError as exc:  # run without the project's environment: one line and exit 2, never 1
+    import sys
+
+    sys.stderr.write(f"error: cannot import {exc.name or 'evals'} ({exc}): run this with the project's "
+                     "environment (. .venv/bin/activate, or pip install -e .)\n")
+    raise SystemExit(2) from None
 
 if __name__ == "__main__":
     cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2

@@ -136,7 +136,9 @@ def test_a_cache_the_disk_refuses_costs_entries_not_runs(tmp_path, monkeypatch, 
     assert "cannot store model calls (database or disk is full)" in warning
 
 
-@pytest.mark.parametrize("script", ["evals/regression.py", "evals/simulate.py", "evals/calibrate_judge.py"])
+@pytest.mark.parametrize("script", ["evals/regression.py", "evals/simulate.py", "evals/calibrate_judge.py",
+                                    "evals/calibrate.py", "evals/compare.py", "evals/regrade.py", "evals/report.py",
+                                    "evals/show.py"])
 def test_a_command_run_without_the_environment_is_one_line_and_exit_2(script):
     # -S -I: no site-packages, no PYTHONPATH: as a shell without the venv (the package is not importable)
     bare = subprocess.run([sys.executable, "-S", "-I", script, "--help"], cwd=REPO, capture_output=True, text=True)
