@@ -93,7 +93,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="with --baseline: also exit 1 when a scorer is significantly worse (McNemar p<0.05)")
     p.add_argument("--report", metavar="PATH.html", help="write a self-contained HTML report")
-    p.add_argument("--force", action="store_true", help="let --report replace an existing file")
+    p.add_argument("--junit", metavar="PATH.xml",
+                   help="write the verdict as JUnit XML for a CI test-report UI: one test case per row")
+    p.add_argument("--markdown", metavar="PATH.md",
+                   help="write the verdict as Markdown for a sticky PR comment ({report_url}: the report's link)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan (rows x seeds, expected model calls) and exit 0; runs nothing, writes no results")
+    p.add_argument("--force", action="store_true", help="let --report, --junit, --markdown replace an existing file")
     p.add_argument("--judge-timeout", type=float, default=60.0, help="seconds before a judge verdict fails")
     p.add_argument("--workers", type=int, default=1,
                    help="run conversations in N worker processes (CPU-bound fast models; default 1)")
@@ -125,6 +131,19 @@ def check_args(a: argparse.Namespace) -> None:
     if a.report:
         cli.check_new_file(a.report, "--report", force=a.force,
                            inputs=[a.dataset, a.thresholds, a.resume, a.cache])
+    check_outputs(a)
+
+
+def check_outputs(a: argparse.Namespace) -> None:
+    """--junit and --markdown as --report: new files (or --force), never an input, never one another."""
+    outputs = [(flag, path) for flag, path in (("--report", a.report), ("--junit", a.junit),
+                                               ("--markdown", a.markdown)) if path]
+    for i, (flag, path) in enumerate(outputs):
+        for other_flag, other in outputs[:i]:
+            if Path(path).resolve() == Path(other).resolve():
+                raise ConfigError(f"{flag} {path}: {other_flag} writes that file too; give each its own")
+        if flag != "--report":
+            cli.check_new_file(path, flag, force=a.force, inputs=[a.dataset, a.thresholds, a.resume, a.cache])
 
 
 def options_from(a: argparse.Namespace) -> TargetOptions:
@@ -157,9 +176,23 @@ def enable_cache(path: str | None) -> object | None:
 
 def print_model_calls(record: Record) -> None:
     """Provider calls (openai:/orq:): counts, 429s, retries, wall time against the physical limit."""
+    from evals.dry_run import usage_line
     from evals.model_calls import summary_lines
 
+    if line := usage_line(record):  # from each run's Turn: every executor (in-process, --workers)
+        console.print(line, markup=False, highlight=False)
     for line in summary_lines(record.meta.model_calls):
+        console.print(line, markup=False, highlight=False)
+
+
+def print_plan(pairs: list, agents: list, out_dir: str | Path, settings: Settings) -> None:
+    """--dry-run: the plan and its expected model calls (evals/dry_run.py)."""
+    from evals.dry_run import plan_lines
+    from evals.target import name_of
+
+    versions = [(name_of(x.target), x.version) for x in agents]
+    for line in plan_lines(pairs, versions, out_dir, judge=settings.judge, confirm=settings.confirm,
+                           confirm_k=settings.confirm_k):
         console.print(line, markup=False, highlight=False)
 
 
@@ -237,6 +270,11 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
     record.runs = [r for r in record.runs if (r.row_id, r.trial) not in redo]  # drop half-done pairs
     console.print(f"resuming {path}, {record.incomplete() or 'complete'}: {len(pairs)} of "
                   f"{len(record.rows) * m.trials} (row, trial) pairs to run")
+    if a.dry_run:  # the file untouched: nothing run, nothing saved
+        conf = m.confirm or {}
+        print_plan(pairs, agents, path.parent, Settings(judge=m.judge, confirm=bool(conf.get("enabled")),
+                                                        confirm_k=conf.get("k")))
+        return cli.EXIT_PASS
     cache = enable_cache(a.cache) if m.workers == 1 else None
     reference = load_reference(m.reference) if m.reference else None
     if reference is not None:  # the same rows the run started with: the same reference cells apply
@@ -253,7 +291,7 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
     registry = scorer_registry(Thresholds(provenance={"scorers": list(m.thresholds)},  # the run's own bars
                                           scorers={n: Bar(bar=b) for n, b in m.thresholds.items()}))
     return finish(record, path, registry, reference, completed, started,
-                  fail_on_regression=a.fail_on_regression, report=a.report)
+                  fail_on_regression=a.fail_on_regression, report=a.report, junit=a.junit, pr_comment=a.markdown)
 
 
 def json_summary(path: Path, code: int) -> dict:
@@ -321,6 +359,9 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     check_targets(faults, [r.id for r in gate.rows], tool_names_of(agents[0].target))
     record.meta.redacted = a.redact_results
     m = record.meta
+    if a.dry_run:  # every check above made; nothing run, no results file
+        print_plan(gate.pairs, agents, a.out, settings)
+        return cli.EXIT_PASS
     name = f"{m.version}-vs-{m.baseline}" if m.baseline else m.version
     path = a.results_path = cli.new_results_path(a.out, name)  # a new file, never another run's
     save_record(record, path)  # an (empty, incomplete) record from the start: resumable whatever happens
@@ -333,7 +374,7 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
         record.meta.cache = stats
         console.print(cache_line(stats))
     return finish(record, path, registry, reference, completed, started,
-                  fail_on_regression=a.fail_on_regression, report=a.report)
+                  fail_on_regression=a.fail_on_regression, report=a.report, junit=a.junit, pr_comment=a.markdown)
 
 
 if __name__ == "__main__":

@@ -420,14 +420,17 @@ def add_judge_correction(record) -> str | None:
 
 
 def finish(record, path, registry: dict, reference: Reference | None, completed: bool, started: float, *,
-           fail_on_regression: bool = False, report: str | None = None) -> int:
-    """Summarise a finished (or interrupted) gate run, decide, print, store; the exit code."""
+           fail_on_regression: bool = False, report: str | None = None, junit: str | None = None,
+           pr_comment: str | None = None) -> int:
+    """Summarise a finished (or interrupted) gate run, decide, print, store; the exit code.
+    junit, pr_comment: where --junit and --markdown write (None: not written)."""
     return conclude(record, path, registry, reference, completed, started, fail_on_regression=fail_on_regression,
-                    report=report).exit_code
+                    report=report, junit=junit, pr_comment=pr_comment).exit_code
 
 
 def conclude(record, path, registry: dict, reference: Reference | None, completed: bool, started: float, *,
-             fail_on_regression: bool = False, report: str | None = None) -> Verdict:
+             fail_on_regression: bool = False, report: str | None = None, junit: str | None = None,
+             pr_comment: str | None = None) -> Verdict:
     """finish, returning the whole Verdict (the Python API hands it to its caller)."""
     import time
 
@@ -445,7 +448,9 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
     if not completed:
         console.print(f"[yellow]interrupted[/]: {len(record.runs)} runs kept in {path} "
                       f"(complete it with --resume {path})")
-        return decide(record)
+        verdict = decide(record)
+        write_ci_outputs(record, verdict, path, junit=junit, pr_comment=pr_comment)
+        return verdict
     cand = record.summary[record.meta.version]
     warning = add_judge_correction(record)
     if record.meta.baseline:
@@ -476,8 +481,26 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
         from evals.html_report import write_report
 
         console.print(f"report: {write_report(record, report)}")
+    write_ci_outputs(record, verdict, path, junit=junit, pr_comment=pr_comment, fail_on_regression=fail_on_regression)
     console.print(f"results: {path}   elapsed: {record.meta.elapsed_s:.2f} s")
     return verdict
+
+
+def write_ci_outputs(record, verdict: Verdict, path, *, junit: str | None = None, pr_comment: str | None = None,
+                     fail_on_regression: bool = False) -> None:
+    """--junit (evals/junit_report.py) and --markdown (evals/pr_comment.py), from the verdict just made."""
+    from evals.console import console
+
+    kw = {"results": str(path), "comparison": record.comparison, "fail_on_regression": fail_on_regression}
+    if junit:
+        from evals.junit_report import write_junit
+
+        console.print(f"junit: {write_junit(record, verdict, junit, **kw)}", markup=False, highlight=False)
+    if pr_comment:
+        from evals.pr_comment import write_pr_comment
+
+        console.print(f"markdown: {write_pr_comment(record, verdict, pr_comment, **kw)}", markup=False,
+                      highlight=False)
 
 
 def escape(text: str) -> str:
