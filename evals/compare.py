@@ -55,7 +55,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when any scorer is significantly worse than the baseline "
                         "(McNemar, Holm-adjusted over the scorers: 5%% family-wise)")
-    p.add_argument("--force", action="store_true", help="let --out/--report replace an existing file")
+    p.add_argument("--junit", metavar="PATH.xml", help="also write the verdict as JUnit XML, one case per row")
+    p.add_argument("--markdown", metavar="PATH.md", help="also write the verdict as Markdown for a PR comment")
+    p.add_argument("--force", action="store_true", help="let --out/--report/--junit/--markdown replace an existing file")
     return p
 
 
@@ -67,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
         cli.check_new_file(a.out, "--out", force=a.force, inputs=[a.baseline, a.candidate])
     if a.report:
         cli.check_new_file(a.report, "--report", force=a.force, inputs=[a.baseline, a.candidate, a.out])
+    for flag, path in (("--junit", a.junit), ("--markdown", a.markdown)):
+        if path:
+            cli.check_new_file(path, flag, force=a.force,
+                               inputs=[a.baseline, a.candidate, a.out, a.report, a.junit if flag != "--junit" else None])
     rec_a, rec_b = load_record(a.baseline), load_record(a.candidate)  # each checked against its plan
     check_reruns(rec_a, a.baseline)
     check_reruns(rec_b, a.candidate)
@@ -96,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         from evals.html_report import write_report
 
         console.print(f"report: {write_report(record, a.report)}")
+    if a.junit or a.markdown:
+        from evals.verdict import write_ci_outputs
+
+        write_ci_outputs(record, verdict, a.out or a.candidate, junit=a.junit, pr_comment=a.markdown,
+                         fail_on_regression=a.fail_on_regression)
     colour = "green" if not worse else "red" if code else "yellow"
     console.print(f"[bold {colour}]{escape(line)}[/]")
     return code
