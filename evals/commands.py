@@ -11,7 +11,8 @@ from evals import cli
 # entry point -> the command module whose main() it runs
 MODULES = {"gate": "evals.regression", "regrade": "evals.regrade", "show": "evals.show",
            "compare": "evals.compare", "report": "evals.report", "calibrate": "evals.calibrate",
-           "calibrate_judge": "evals.calibrate_judge", "simulate": "evals.simulate"}
+           "calibrate_judge": "evals.calibrate_judge", "simulate": "evals.simulate",
+           "merge": "evals.merge"}
 
 
 def _run(name: str) -> int:
@@ -49,3 +50,7 @@ def calibrate_judge() -> int:
 
 def simulate() -> int:
     return _run("simulate")
+
+
+def merge() -> int:
+    return _run("merge")

@@ -87,6 +87,7 @@ class Meta(BaseModel):
     model_calls: dict[str, Any] | None = None  # provider calls: counts, 429s, retries, wall vs physical limit
     confirm: dict[str, Any] | None = None  # the confirmation reruns: enabled, rows -> seeds, cost
     reference: str | None = None  # the accepted-run reference judged against (None: bars only)
+    shard: dict[str, Any] | None = None  # --shard K/N: index, count, the whole plan's digest (evals/shards.py)
 
     @property
     def versions(self) -> list[str]:

@@ -108,6 +108,8 @@ def parser() -> argparse.ArgumentParser:
                       help="rerun each flagged row K times on fresh seeds (default: K chosen per row, 3-20)")
     conf.add_argument("--no-confirm", action="store_true",
                       help="no confirmation reruns: flagged rows are judged on this gate's runs alone (stricter, blinder)")
+    p.add_argument("--shard", metavar="K/N",
+                   help="run shard K of N: a cost-balanced part of the rows, every seed (merge with evals/merge.py)")
     p.add_argument("--fault", action="append", metavar="KIND[:ARG]",
                    help="inject a fault to test the harness (see evals/faults.py); repeatable")
     return p
@@ -205,7 +207,7 @@ RUN_FLAGS = ("agent", "version", "baseline", "dataset", "dataset_id", "only", "t
              "confirm", "no_confirm",
              "reference", "no_reference",
              "parallelism", "model", "judge", "timeout", "max_retries", "transport", "thresholds", "workers",
-             "fault", "judge_timeout", "redact_results")
+             "fault", "judge_timeout", "redact_results", "shard")
 
 
 def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
@@ -290,8 +292,9 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
     record.meta.resumed = [*m.resumed, argv]
     registry = scorer_registry(Thresholds(provenance={"scorers": list(m.thresholds)},  # the run's own bars
                                           scorers={n: Bar(bar=b) for n, b in m.thresholds.items()}))
-    return finish(record, path, registry, reference, completed, started,
-                  fail_on_regression=a.fail_on_regression, report=a.report, junit=a.junit, pr_comment=a.markdown)
+    return partial(record, finish(record, path, registry, reference, completed, started,
+                                  fail_on_regression=a.fail_on_regression, report=a.report, junit=a.junit,
+                                  pr_comment=a.markdown))
 
 
 def json_summary(path: Path, code: int) -> dict:
@@ -358,6 +361,15 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     record, registry, reference = gate.record, gate.registry, gate.reference
     check_targets(faults, [r.id for r in gate.rows], tool_names_of(agents[0].target))
     record.meta.redacted = a.redact_results
+    if a.shard:  # a part of the plan's rows; meta.shard names the whole plan (evals/shards.py)
+        from evals.reference import check_rows as narrow
+        from evals.shards import parse_shard, shard_hints, take_shard
+
+        k, n = parse_shard(a.shard)
+        hints, source = shard_hints(Path(a.out), record.meta.version)
+        gate.rows = take_shard(record, gate.rows, hints, k, n, source)
+        if reference is not None:  # as a reader narrows it to the record's rows (evals/recheck.py)
+            reference, _ = narrow(reference, record.rows, record.meta.reference, explicit=False)
     m = record.meta
     if a.dry_run:  # every check above made; nothing run, no results file
         print_plan(gate.pairs, agents, a.out, settings)
@@ -373,8 +385,18 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     if a.cache and stats is not None:
         record.meta.cache = stats
         console.print(cache_line(stats))
-    return finish(record, path, registry, reference, completed, started,
-                  fail_on_regression=a.fail_on_regression, report=a.report, junit=a.junit, pr_comment=a.markdown)
+    return partial(record, finish(record, path, registry, reference, completed, started,
+                                  fail_on_regression=a.fail_on_regression, report=a.report, junit=a.junit,
+                                  pr_comment=a.markdown))
+
+
+def partial(record: Record, code: int) -> int:
+    """A shard's verdict is printed, then marked as partial; its exit code is the shard's own."""
+    from evals.shards import partial_line
+
+    if line := partial_line(record):
+        console.print(line, markup=False, highlight=False)
+    return code
 
 
 if __name__ == "__main__":
