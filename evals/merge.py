@@ -70,12 +70,19 @@ def _differ(a: Record, b: Record) -> str:
     return "the whole plans' digests differ"
 
 
+def _hints(shards: list[tuple[Path, Record]]) -> list[str]:
+    """Which results file each shard took its cost hints from (evals.shards.shard_hints)."""
+    return sorted({s.meta.shard.get("hints") or "no stored counts" for _, s in shards})
+
+
 def load_shards(paths: list[str]) -> list[tuple[Path, Record]]:
     """Every shard once, complete, of one plan; else a ConfigError (one line)."""
     shards = []
     for p in paths:
         record = load_record(p)  # its own plan and digest, or a one-line RecordError
         sh = record.meta.shard
+        if sh and "merged_from" in sh:
+            raise ConfigError(f"{p}: already a merged record of {sh['count']} shard(s); give the shards' own files")
         if not sh or "index" not in sh:
             raise ConfigError(f"{p}: not a shard record (no meta.shard; it was not run with --shard K/N)")
         if line := record.incomplete():
@@ -110,13 +117,13 @@ def merged_record(shards: list[tuple[Path, Record]], argv: list[str]) -> Record:
     for p, s in shards:
         for r in s.rows:
             if r["id"] in owner:
-                used = sorted({str(s.meta.shard.get("hints")) for _, s in shards})
+                used = _hints(shards)
                 raise ConfigError(f"row {r['id']!r} is in two shards ({owner[r['id']]} and {p}; split by cost "
                                   f"hints {', '.join(used)}): run every shard against the same results directory")
             owner[r["id"]] = p
     if set(rows) != set(whole):
         rid = next(i for i in whole if i not in rows)
-        used = sorted({str(s.meta.shard.get("hints")) for _, s in shards})
+        used = _hints(shards)
         raise ConfigError(f"row {rid!r} of the plan is in no shard (the shards were split by different cost "
                           f"hints: {', '.join(used)}; run every shard against the same results directory)")
     meta = first.meta.model_copy(deep=True)
