@@ -317,6 +317,16 @@ def json_summary(path: Path, code: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     a = parser().parse_args(argv)
+    try:
+        return _main(a, argv)
+    finally:
+        if a.cache:  # the cache is process-wide (LangChain's global): it ends with this gate
+            from app.refund_agent.cache import disable_cache
+
+            disable_cache()
+
+
+def _main(a: argparse.Namespace, argv: list[str]) -> int:
     if not a.json:
         return run(a, argv)
     with use_stderr():

@@ -12,11 +12,13 @@ import pytest
 from evals import report
 from evals.comparison import combined_record, regressions
 from evals.record import save_record
+from evals.verdict import headline
 from tests.record_helpers import record, row, run, runs_from_pairs
 
 REPO = Path(__file__).resolve().parents[1]
 INJECTION = "<script>alert('x')</script><img src=x onerror=alert(1)>"
-PAIRS = [(True, True)] * 10 + [(True, False)] * 8 + [(False, True)] * 1 + [(False, False)] * 3 + [(None, True)] * 2
+# 10 pass->fail vs 1: refund_outcome stays significant under Holm with policy_judge in the family
+PAIRS = [(True, True)] * 8 + [(True, False)] * 10 + [(False, True)] * 1 + [(False, False)] * 3 + [(None, True)] * 2
 
 
 def comparison_record():
@@ -26,7 +28,8 @@ def comparison_record():
                   user="Refund A-1001 </script><b>bold</b>")
     rows = [row(f"r{k:03d}") for k in range(12)]
     rec = combined_record(record("v2", base, rows, trials=2), record("v3", cand, rows, trials=2), rows, "v2", "v3")
-    rec.summary["verdict"] = {"exit_code": 1, "line": "FAIL: " + "; ".join(regressions(rec.comparison))}
+    reasons = regressions(rec.comparison)
+    rec.summary["verdict"] = {"exit_code": 1, "line": "\n".join([headline(reasons), *reasons])}  # as decide() writes it
     rec.summary["v3"]["scorers"]["policy_judge"]["corrected"] = {"theta": 0.9, "low": 0.7, "high": 1.0,
                                                                  "method": "test"}
     return rec
