@@ -283,6 +283,32 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict | None, confi
                                                "expected": round(sum(n.applicable * (a.failed + PRIOR)
                                                                      / (a.applicable + 2 * PRIOR)
                                                                      for n, a in parts), 2)}}))
+    # Every rerun row's reruns pooled per scorer (and some scorer): a diffuse change (a safety
+    # switch off) fails each row a little where it never failed, too little for one row's
+    # reruns, plain in their total. The rows were chosen by stage 1, the reruns are fresh: valid.
+    flagged_units = {agg.unit for agg in found.aggregates}
+    rerun_rows = sorted(found.reruns)
+    pooled_units = sorted({u for rid in rerun_rows
+                           for u in observed_units(confirm_cells.get(rid), confirm_failed.get(rid))} - flagged_units)
+    for unit in pooled_units:
+        parts = []
+        for rid in rerun_rows:
+            now = observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit)
+            acc = accepted_units(reference, rid).get(unit)
+            if now is not None and acc is not None and now.applicable:
+                parts.append((now, acc))
+        failing = [rid for rid in rerun_rows
+                   if (observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit) or Counts(0, 0)).failed]
+        if len(failing) < 2:  # one row's reruns are that row's own test
+            continue
+        items.append(Judged("aggregate", unit, 1.0, aggregate_p(parts), units=[unit],
+                            detail={"rows": failing, "bar": False, "pooled": True,
+                                    "first": {"failed": 0, "expected": 0.0},
+                                    "reruns": {"failed": sum(n.failed for n, _ in parts),
+                                               "runs": sum(n.applicable for n, _ in parts),
+                                               "expected": round(sum(n.applicable * (a.failed + PRIOR)
+                                                                     / (a.applicable + 2 * PRIOR)
+                                                                     for n, a in parts), 2)}}))
     for kind, share in (("row", ROW_SHARE), ("aggregate", 1 - ROW_SHARE)):
         # two families, ALPHA split between them (Bonferroni), Holm within each: many weakly
         # flagged rows must not starve the test of a diffuse rise, nor the other way round

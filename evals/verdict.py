@@ -213,8 +213,11 @@ def _flagged(x: Judged) -> FlaggedRow:
                           first=d["first"], reruns=d["reruns"], p_first=x.p1, p_value=x.p2, line=text)
     what = unit_label(x.key)
     first, rr = d["first"], d["reruns"]
-    text = (f"{what}: {first['failed']} failure(s) now where the accepted run makes {first['expected']:g} likely "
-            f"(p = {_p(x.p1)})")
+    if d.get("pooled"):
+        text = f"{what}: the reruns of the flagged rows, pooled"
+    else:
+        text = (f"{what}: {first['failed']} failure(s) now where the accepted run makes {first['expected']:g} "
+                f"likely (p = {_p(x.p1)})")
     if x.p2 is not None:
         text += (f"; reruns of {len(d['rows'])} row(s): {rr['failed']}/{rr['runs']} failed, {rr['expected']:g} "
                  f"expected (p = {_p(x.p2)})")
@@ -321,6 +324,9 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
                     reasons[reasons.index(r.reason)] = r.reason = confirmed
                 x.status = "regressed"  # a breach with nothing to confirm it by stands (fail closed)
             elif x.status == "regressed":
+                if x.kind == "aggregate" and x.rows and set(x.rows) <= {y.row_id for y in flagged
+                                                                        if y.kind == "row" and y.status == "regressed"}:
+                    continue  # pooled over rows that each regressed: said once, per row
                 reasons.append(x.line)
                 if x.kind == "aggregate" and x.row_id in results:
                     results[x.row_id].ok = False
