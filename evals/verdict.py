@@ -305,7 +305,9 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
         below = {n for n, r in results.items() if r.ok is False}
         found = screen(cells, failed_runs, reference, trials, below)
         conf = confirmation or {}
-        flagged = [_flagged(x) for x in judge(found, reference, conf.get("cells"), conf.get("failed_runs"))]
+        judged = judge(found, reference, conf.get("cells"), conf.get("failed_runs"))
+        # a pooled total was not flagged by anything: it is news only when it confirms
+        flagged = [_flagged(x) for x in judged if not (x.detail.get("pooled") and x.status != "regressed")]
         for x in flagged:
             bar = x.kind == "aggregate" and x.row_id in below
             if bar and confirmation is not None and x.p_value is not None and x.status != "regressed":
