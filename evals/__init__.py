@@ -1,7 +1,6 @@
 """northwind-evals: regression evals for tool-calling agents.
 
     from evals import JsonlSource, TargetOptions, Turn, run_gate
-
 The three layers and their contracts: a RowSource gives Rows, a Target turns a row's inputs
 into a Turn, the scorers (registry: `scorers`) grade it; `run_gate` runs all three and
 decides, as `evals-gate` does: `run_gate(bot, rows="rows.jsonl", thresholds="bars.toml")`
@@ -15,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 # public name -> module it lives in
 _EXPORTS = {
-    "Turn": "evals.turn", "ToolCall": "evals.turn", "Message": "evals.turn", "Usage": "evals.turn",
-    "Row": "evals.dataset", "Expect": "evals.dataset", "DatasetError": "evals.dataset",
-    "RowSource": "evals.sources", "JsonlSource": "evals.sources", "OrqSource": "evals.sources",
-    "ListSource": "evals.sources", "Loaded": "evals.sources",
-    "Target": "evals.target", "TargetOptions": "evals.target", "target_factory": "evals.target",
-    "load_target": "evals.target", "user_turns": "evals.target",
-    "Case": "evals.case", "ConfigError": "evals.errors",
-    "Record": "evals.record", "RunResult": "evals.record", "Meta": "evals.record", "load_record": "evals.record",
-    "AgentSpec": "evals.gate", "execute": "evals.gate",
-    "run_gate": "evals.api", "run_gate_async": "evals.api", "GateResult": "evals.api",
-    "scorers": "evals.scorers", "decide": "evals.verdict", "Verdict": "evals.verdict",
+    "Turn": "evals.core.turn", "ToolCall": "evals.core.turn", "Message": "evals.core.turn", "Usage": "evals.core.turn",
+    "Row": "evals.sources.dataset", "Expect": "evals.sources.dataset", "DatasetError": "evals.sources.dataset",
+    "RowSource": "evals.sources.row_sources", "JsonlSource": "evals.sources.row_sources", "OrqSource": "evals.sources.row_sources",
+    "ListSource": "evals.sources.row_sources", "Loaded": "evals.sources.row_sources",
+    "Target": "evals.jobs.target", "TargetOptions": "evals.jobs.target", "target_factory": "evals.jobs.target",
+    "load_target": "evals.jobs.target", "user_turns": "evals.jobs.target",
+    "Case": "evals.scoring.case", "ConfigError": "evals.core.errors",
+    "Record": "evals.record.results", "RunResult": "evals.record.results", "Meta": "evals.record.results", "load_record": "evals.record.results",
+    "AgentSpec": "evals.gate.run", "execute": "evals.gate.run",
+    "run_gate": "evals.gate.api", "run_gate_async": "evals.gate.api", "GateResult": "evals.gate.api",
+    "scorers": "evals.scoring.scorers", "decide": "evals.verdict.decide", "Verdict": "evals.verdict.decide",
 }
 
 __all__ = [
@@ -79,14 +78,14 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily
-    from evals import scorers
-    from evals.api import GateResult, run_gate, run_gate_async
-    from evals.case import Case
-    from evals.dataset import DatasetError, Expect, Row
-    from evals.errors import ConfigError
-    from evals.gate import AgentSpec, execute
-    from evals.record import Meta, Record, RunResult, load_record
-    from evals.sources import JsonlSource, ListSource, Loaded, OrqSource, RowSource
-    from evals.target import Target, TargetOptions, load_target, target_factory, user_turns
-    from evals.turn import Message, ToolCall, Turn, Usage
-    from evals.verdict import Verdict, decide
+    from evals.core.errors import ConfigError
+    from evals.core.turn import Message, ToolCall, Turn, Usage
+    from evals.gate.api import GateResult, run_gate, run_gate_async
+    from evals.gate.run import AgentSpec, execute
+    from evals.jobs.target import Target, TargetOptions, load_target, target_factory, user_turns
+    from evals.record.results import Meta, Record, RunResult, load_record
+    from evals.scoring import scorers
+    from evals.scoring.case import Case
+    from evals.sources.dataset import DatasetError, Expect, Row
+    from evals.sources.row_sources import JsonlSource, ListSource, Loaded, OrqSource, RowSource
+    from evals.verdict.decide import Verdict, decide

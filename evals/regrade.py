@@ -1,103 +1,13 @@
-"""Re-score the Turns stored in a results file with today's scorers and thresholds.
-No agent calls. Writes a new results file and prints every verdict that changed.
-
-    python evals/regrade.py results/v3-20261129-101500.json [--judge offline] [--out PATH] [--force]
-
-An interrupted (incomplete) record stays incomplete: its runs are re-scored and stored, but
-no verdict is given over part of the runs, and the exit code is 2. A record whose runs do not
-match its plan (or whose digest does not match) is refused before anything is scored.
-"""
-from __future__ import annotations
-
+"""`python evals/regrade.py`: runs the command in evals/commands/regrade.py (kept here so the documented path works)."""
+import runpy
 import sys
-from pathlib import Path
 
 try:
-    from evals import cli
+    import evals  # noqa: F401  (the installed package; this folder is on sys.path only as a script's home)
 except ImportError as exc:  # run without the project's environment: one line and exit 2, never 1
-    import sys
-
     sys.stderr.write(f"error: cannot import {exc.name or 'evals'} ({exc}): run this with the project's "
                      "environment (. .venv/bin/activate, or pip install -e .)\n")
     raise SystemExit(2) from None
 
 if __name__ == "__main__":
-    cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
-
-import argparse
-import asyncio
-import time
-
-from evals.console import console
-from evals.dataset import Row
-from evals.grading import grade_many
-from evals.recheck import check_reruns, fail_on_regression
-from evals.record import load_record
-from evals.reference import check_judge, check_rows, load_reference
-from evals.scorers import JUDGE_SCORERS, evaluators_for
-from evals.scorers import registry as scorer_registry
-from evals.thresholds import DEFAULT_PATH, load_thresholds
-from evals.verdict import finish
-
-
-@cli.guarded
-def main(argv=None) -> int:
-    started = time.perf_counter()
-    p = argparse.ArgumentParser(prog="evals/regrade.py", description=__doc__.splitlines()[0])
-    p.add_argument("results")
-    p.add_argument("--judge", help="judge to use (default: the one the run used)")
-    p.add_argument("--thresholds", default=str(DEFAULT_PATH))
-    p.add_argument("--out", help="where to write (default: a new <results>-regraded-<stamp>.json beside it)")
-    p.add_argument("--report", metavar="PATH.html", help="write a self-contained HTML report")
-    p.add_argument("--force", action="store_true", help="let --out/--report replace an existing file")
-    a = p.parse_args(argv)
-    # where it writes, checked before any scoring: never over its input, never over a file unless --force
-    if a.out:
-        cli.check_new_file(a.out, "--out", force=a.force, inputs=[a.results])
-    if a.report:
-        cli.check_new_file(a.report, "--report", force=a.force, inputs=[a.results, a.out])
-    src = Path(a.results)
-    if not a.out:
-        cli.check_out_dir(src.parent, "--out (default: beside the results)")
-    record = load_record(a.results)  # its runs match its plan and digest, or a one-line error
-    check_reruns(record, a.results)  # and its confirmation reruns the plan its runs call for
-    if line := record.incomplete():
-        console.print(f"{a.results}: {line}", markup=False)
-    judge = a.judge or record.meta.judge
-    cli.check_keys(judge, "--judge")
-    thresholds = load_thresholds(a.thresholds)
-    evaluators = evaluators_for(thresholds.bars(), judge)  # the scorers the bars name, as the gate ran them
-    rows = {rid: Row.model_validate(r) for rid, r in record.row_by_id().items()}
-    graded = asyncio.run(grade_many([(rows[r.row_id], r.turn) for r in record.runs], evaluators))
-    changed = 0
-    for run, verdicts in zip(record.runs, graded, strict=True):
-        for name, new in verdicts.items():
-            old = run.verdicts.get(name)
-            if old is None or old.passed != new.passed:
-                changed += 1
-                was = "absent" if old is None else {True: "pass", False: "fail", None: "n/a"}[old.passed]
-                now = {True: "pass", False: "fail", None: "n/a"}[new.passed]
-                console.print(f"  {run.version} {run.row_id}#{run.trial} {name}: {was} -> {now}  ({new.explanation})",
-                              markup=False)
-        run.verdicts = verdicts
-    console.print(f"{changed} verdict(s) changed over {len(record.runs)} runs")
-    record.meta.judge = judge
-    record.meta.thresholds = thresholds.bars()
-    record.meta.regraded_from = str(a.results)
-    record.replan()  # a new record: its plan names the judge and bars it was scored with
-    out = cli.claim_file(a.out, "--out", force=a.force) if a.out else cli.new_results_path(src.parent,
-                                                                                            f"{src.stem}-regraded")
-    record.meta.elapsed_s = 0.0
-    reference = load_reference(record.meta.reference) if record.meta.reference else None
-    if reference is not None:  # the rows as they were run, the judge as regraded now
-        reference, notes = check_rows(reference, record.rows, record.meta.reference, explicit=False)
-        reference, judge_notes = check_judge(reference, judge, JUDGE_SCORERS)
-        for note in notes + judge_notes:
-            console.print(f"[yellow]note:[/] {note}")
-    # an interrupted record stays interrupted: no verdict over part of the runs (exit 2)
-    return finish(record, out, scorer_registry(thresholds), reference, record.meta.complete, started,
-                  fail_on_regression=fail_on_regression(record.meta), report=a.report)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    runpy.run_module("evals.commands.regrade", run_name="__main__", alter_sys=True)

@@ -21,7 +21,7 @@
    wall <= 1.15 x (calls / rate). About 40 s.
 4. --compare: the comparison's statistics on two in-memory versions of --pairs matched
    (row, trial) pairs x 8 scorers, --discordant of them split at random on one scorer: the
-   exact McNemar p (log space) and the whole of evals.comparison.compare (counting, Newcombe,
+   exact McNemar p (log space) and the whole of evals.verdict.comparison.compare (counting, Newcombe,
    McNemar, Holm, flips). Target: compare() well under 1 s at 100,000 pairs.
 """
 from __future__ import annotations
@@ -37,13 +37,13 @@ import time
 from pathlib import Path
 
 from app.refund_agent.client import aask_agent
-from evals.dataset import load_rows
-from evals.gate import DEFAULT_DATASET, REPO, agents_for, execute, new_record
-from evals.runner import Settings
-from evals.scorers import make_evaluators
-from evals.sources import JsonlSource
-from evals.target import TargetOptions
-from evals.workers import AgentPool
+from evals.gate.run import DEFAULT_DATASET, REPO, agents_for, execute, new_record
+from evals.jobs.runner import Settings
+from evals.jobs.target import TargetOptions
+from evals.jobs.workers import AgentPool
+from evals.scoring.scorers import make_evaluators
+from evals.sources.dataset import load_rows
+from evals.sources.row_sources import JsonlSource
 
 
 def gate(rows, model: str | None, parallelism: int, tmp: Path, trials: int = 1, pool=None) -> tuple[float, list]:
@@ -121,10 +121,10 @@ def provider(a: argparse.Namespace) -> int:
 def comparison_speed(pairs: int, discordant: int) -> int:
     import random
 
-    from evals.comparison import compare
-    from evals.record import RunResult, Verdict
-    from evals.stats import mcnemar_exact
-    from evals.turn import Turn
+    from evals.core.turn import Turn
+    from evals.record.results import RunResult, Verdict
+    from evals.verdict.comparison import compare
+    from evals.verdict.stats import mcnemar_exact
 
     names = [f"scorer_{j}" for j in range(8)]
     ok, bad = Verdict(passed=True, explanation="pass"), Verdict(passed=False, explanation="fail")

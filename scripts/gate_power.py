@@ -9,7 +9,7 @@ Variants of the version are written as version files in a temporary directory: e
 clause of the prompt deleted in turn, each server switch flipped (hardened, redact), a hotter
 offline model (temperature 0.5) and the previous version's settings (v2: switches off). Each
 runs once over all held-out seeds, in this process; the seeds are cut into K blocks of
---trials seeds and each block is judged as one gate run by evals.verdict.decide against the
+--trials seeds and each block is judged as one gate run by evals.verdict.decide.decide against the
 committed bars and reference. Held-out means: no seed of the reference (refused otherwise).
 Default seeds: K=20 blocks starting right after the reference's last seed.
 """
@@ -28,21 +28,21 @@ from pathlib import Path
 from rich.table import Table
 
 from app.refund_agent.versions import load_version
-from evals import cli
-from evals.console import console
-from evals.errors import ConfigError
-from evals.gate import DEFAULT_AGENT, DEFAULT_DATASET, agents_for, load_rows_for, run_seeds
-from evals.reference import DEFAULT_PATH as REFERENCE_PATH
-from evals.reference import check_rows, load_reference
-from evals.runner import Settings
-from evals.scorers import make_evaluators, registry
-from evals.seeds import format_seeds, parse_seeds
-from evals.sources import source_for
-from evals.stats import wilson
-from evals.summary import summarise
-from evals.target import TargetOptions
-from evals.thresholds import DEFAULT_PATH, load_thresholds
-from evals.verdict import decide, plan_reruns
+from evals.core import cli_support as cli
+from evals.core.errors import ConfigError
+from evals.core.seeds import format_seeds, parse_seeds
+from evals.gate.run import DEFAULT_AGENT, DEFAULT_DATASET, agents_for, load_rows_for, run_seeds
+from evals.jobs.runner import Settings
+from evals.jobs.target import TargetOptions
+from evals.output.console import console
+from evals.scoring.scorers import make_evaluators, registry
+from evals.sources.row_sources import source_for
+from evals.verdict.decide import decide, plan_reruns
+from evals.verdict.reference import DEFAULT_PATH as REFERENCE_PATH
+from evals.verdict.reference import check_rows, load_reference
+from evals.verdict.stats import wilson
+from evals.verdict.summary import summarise
+from evals.verdict.thresholds import DEFAULT_PATH, load_thresholds
 
 
 @dataclass
@@ -150,7 +150,7 @@ def gate_blocks(runs, rows, blocks, reference, reg, rerun=None) -> list[dict]:
 
 def rerunner(agents, loaded, settings, evaluators):
     """Confirmation reruns in this process, each (row, seed) run once and kept."""
-    from evals.gate import execute, new_record
+    from evals.gate.run import execute, new_record
 
     done: dict[tuple[str, int], object] = {}
     by_id = {r.id: r for r in loaded.rows}
@@ -175,7 +175,7 @@ def save_runs(runs, path: Path) -> None:
 
 
 def load_runs(path: Path) -> list:
-    from evals.record import RunResult, Verdict
+    from evals.record.results import RunResult, Verdict
 
     return [RunResult(row_id=rid, trial=seed, seed=seed, version="variant", job="variant",
                       turn={"version": "variant", "model": "offline", "seed": seed},

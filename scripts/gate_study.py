@@ -9,7 +9,7 @@ rates of its failure patterns (which scorers fail together in one run) from a Di
 accepted counts, plus a Jeffreys-sized chance of a failure the accepted run never showed; (2) a
 *new reference* of 20 or 100 runs per row is drawn from that truth, and bars are proposed from it
 exactly as calibrate.py does; (3) a fresh gate of t runs per row is drawn from the same truth and
-judged by evals.verdict.decide against that reference, with its confirmation reruns drawn from the
+judged by evals.verdict.decide.decide against that reference, with its confirmation reruns drawn from the
 truth too. The false-alarm rate is the share of gates that fail; a break ("one row now fails every
 run" on a row the accepted run fails now and then, or never) measures detection.
 """
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from evals.calibrate import propose
-from evals.reference import PRIOR, Cell, Reference, RowRef, load_reference
-from evals.stats import wilson
-from evals.verdict import decide, plan_reruns
+from evals.commands.calibrate import propose
+from evals.verdict.decide import decide, plan_reruns
+from evals.verdict.reference import PRIOR, Cell, Reference, RowRef, load_reference
+from evals.verdict.stats import wilson
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -87,7 +87,7 @@ def reference_of(truth: dict, runs: dict, seeds: list[int]) -> Reference:
 
 
 def summary_of(truth: dict, runs: dict, trials: int) -> dict:
-    """The numbers decide() reads, as evals/summary.py computes them from runs."""
+    """The numbers decide() reads, as evals/verdict/summary.py computes them from runs."""
     cells, failed_runs, totals = {}, {}, Counter()
     for rid, pats in runs.items():
         applicable, na, _, _ = truth[rid]

@@ -16,7 +16,7 @@ nothing. --upload DATASET_ID also creates the datapoint in that orq.ai dataset.
 """
 from __future__ import annotations
 
-from evals import cli
+from evals.core import cli_support as cli
 
 if __name__ == "__main__":
     cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
@@ -28,11 +28,11 @@ import re
 import sys
 from pathlib import Path
 
-from evals.console import console
-from evals.dataset import DatasetError, Row, load_rows, row_to_datapoint, row_to_json
-from evals.errors import ConfigError
+from evals.core.errors import ConfigError
+from evals.output.console import console
 from evals.simulation.convert import conversation_row
 from evals.simulation.run import ConversationRecord, load_record_file
+from evals.sources.dataset import DatasetError, Row, load_rows, row_to_datapoint, row_to_json
 
 DEFAULT_DATASET = cli.REPO / "datasets" / "northwind.jsonl"
 

@@ -1,7 +1,7 @@
 """Hand-built results records with known verdict counts, for compare / report tests."""
 from __future__ import annotations
 
-from evals.record import Meta, Record, RunResult, Verdict
+from evals.record.results import Meta, Record, RunResult, Verdict
 
 SCORERS = ["refund_outcome", "policy_judge"]
 

@@ -10,12 +10,12 @@ import pytest
 
 import evals
 import examples.faq_bot as faq_bot
-from evals import compare, regrade, regression
-from evals.errors import ConfigError
-from evals.record import load_record
-from evals.target import target_factory, user_turns
-from evals.thresholds import load_thresholds
-from evals.turn import Message, ToolCall, Turn
+from evals.commands import compare, regrade, regression
+from evals.core.errors import ConfigError
+from evals.core.turn import Message, ToolCall, Turn
+from evals.jobs.target import target_factory, user_turns
+from evals.record.results import load_record
+from evals.verdict.thresholds import load_thresholds
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "faq_bot"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from evals import calibrate
-from evals.record import load_record, save_record
+from evals.commands import calibrate
+from evals.record.results import load_record, save_record
 
 # rows whose verdicts cover these scorers (refund_outcome and escalation need other rows)
 SCORERS = ["tool_use", "answer_facts", "no_pii_leak", "policy_judge"]
@@ -89,7 +89,7 @@ def test_out_is_for_a_run_and_must_be_a_directory(tmp_path, capsys):
 def test_the_write_command_names_only_what_differs_from_the_defaults(tmp_path):
     import argparse
 
-    from evals.thresholds import DEFAULT_PATH
+    from evals.verdict.thresholds import DEFAULT_PATH
 
     a = argparse.Namespace(thresholds=str(DEFAULT_PATH), reference=None, scorers=None)
     assert calibrate.write_command(tmp_path / "run 1.json", a, "v1", False) == \

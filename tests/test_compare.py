@@ -6,10 +6,10 @@ from math import comb
 
 import pytest
 
-from evals.compare import main
-from evals.comparison import compare, print_comparison, regressions
-from evals.record import load_record, save_record
-from evals.stats import newcombe_paired_interval
+from evals.commands.compare import main
+from evals.record.results import load_record, save_record
+from evals.verdict.comparison import compare, print_comparison, regressions
+from evals.verdict.stats import newcombe_paired_interval
 from tests.record_helpers import SCORERS, record, row, run, runs_from_pairs
 
 # 10 pass on both, 8 pass->fail, 1 fail->pass, 3 fail on both, 2 where the baseline is n/a
@@ -181,7 +181,7 @@ def test_cli_unreadable_file_is_a_one_line_error(tmp_path, capsys):
 
 
 def test_cli_verdict_is_the_shared_decision_and_is_stored(tmp_path, capsys):
-    """compare's line and exit code come from evals.verdict.decide, and are stored as decided."""
+    """compare's line and exit code come from evals.verdict.decide.decide, and are stored as decided."""
     a, b = write_pair(tmp_path)
     assert main([str(a), str(b), "--out", str(tmp_path / "soft.json")]) == 0
     soft = load_record(tmp_path / "soft.json").summary["verdict"]

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from evals import regrade, regression, report, show
-from evals.record import load_record, save_record
+from evals.commands import regrade, regression, report, show
+from evals.record.results import load_record, save_record
 
 
 @pytest.fixture(scope="module")

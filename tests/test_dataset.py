@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from app.refund_agent.gate_target import northwind_tool_names
-from evals.dataset import (
+from evals.sources.dataset import (
     DatasetError,
     Expect,
     Row,

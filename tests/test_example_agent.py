@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import examples.faq_bot as faq_bot
-from evals import regression
-from evals.record import load_record, save_record
+from evals.commands import regression
+from evals.record.results import load_record, save_record
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "faq_bot"
@@ -140,8 +140,7 @@ def test_rows_from_python_through_the_public_api():
 def test_adding_a_scorer_is_one_function_and_one_bar(tmp_path, monkeypatch):
     """A new failure mode with a new expect key: the scorer function, its registry line and a
     bar. The dataset schema, the simulation and the gate need no edit."""
-    from evals import scorers
-
+    from evals.scoring import scorers
     @scorers.scorer
     async def short_answer(case):
         """The final answer has at most expect.max_words words."""
@@ -171,7 +170,7 @@ def test_adding_a_scorer_is_one_function_and_one_bar(tmp_path, monkeypatch):
     bad = tmp_path / "typo.jsonl"
     rows[0]["inputs"]["expect"]["max_wordz"] = 3
     bad.write_text(json.dumps(rows[0]) + "\n")
-    from evals.dataset import DatasetError, load_rows
+    from evals.sources.dataset import DatasetError, load_rows
 
     with pytest.raises(DatasetError, match=r"typo.jsonl:1: inputs.expect.max_wordz: unknown key"):
         load_rows(bad)
@@ -179,8 +178,6 @@ def test_adding_a_scorer_is_one_function_and_one_bar(tmp_path, monkeypatch):
 
 BOT = '''
 from evals import Message, ToolCall, Turn, target_factory, user_turns
-
-
 def reply(inputs, seed, version="good"):
     text = user_turns(inputs)[-1]
     answer = "Opening hours: 9 to 5." if version == "good" else "No idea."

@@ -12,9 +12,11 @@ import sys
 
 import pytest
 
-from evals import cli, record, regression
-from evals import gate as gate_module
-from evals.record import load_record
+from evals.commands import regression
+from evals.core import cli_support as cli
+from evals.gate import run as gate_module
+from evals.record import results as record
+from evals.record.results import load_record
 from tests.serve_helpers import REPO
 
 GATE = ["--version", "v3", "--limit", "6", "--no-upload", "--quiet"]

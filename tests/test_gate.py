@@ -7,8 +7,8 @@ import json
 import pytest
 
 from app.refund_agent.gate_target import RefundAgent
-from evals import regrade, regression, show
-from evals.stats import pass_hat_k, wilson
+from evals.commands import regrade, regression, show
+from evals.verdict.stats import pass_hat_k, wilson
 
 
 def run(tmp_path, *args):
@@ -111,7 +111,7 @@ def test_regrade_rescores_stored_turns_without_the_agent(tmp_path, monkeypatch, 
     async def must_not_run(*a, **k):
         raise AssertionError("an agent ran")
     monkeypatch.setattr(RefundAgent, "__call__", must_not_run)  # the Northwind target
-    from evals.record import Verdict, load_record, save_record
+    from evals.record.results import Verdict, load_record, save_record
 
     old = load_record(path)
     old.runs[0].verdicts["answer_facts"] = Verdict(passed=False, explanation="stale")  # an old scorer's verdict
@@ -178,7 +178,7 @@ def test_the_committed_reference_still_describes_v3(tmp_path):
     row x scorer x seed verdicts the reference stored. A change to the offline model, the
     server, the scorers or the judge that moves v3's behaviour without recalibrating fails here,
     not as false alarms in someone's gate (recalibrate: evals/calibrate.py --version v3 --trials 100 --write)."""
-    from evals.reference import load_reference
+    from evals.verdict.reference import load_reference
 
     ref = load_reference()
     seeds = [0, 1, 2]

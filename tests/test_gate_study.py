@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 import gate_study  # noqa: E402  (a script, not a package)
 
-from evals.reference import load_reference  # noqa: E402
+from evals.verdict.reference import load_reference  # noqa: E402
 
 
 def allowed(gates: int, budget: float = gate_study.BUDGET) -> float:
@@ -40,7 +40,7 @@ def test_a_row_broken_for_good_is_caught_at_one_trial_noisy_or_quiet():
 
 def test_a_gate_that_judged_every_flag_at_half_a_percent_would_be_caught_by_the_study(monkeypatch):
     """The study can fail: with a family-wise level of 0.5 instead of 0.005, it sees the excess."""
-    monkeypatch.setattr("evals.confirm.ALPHA", 0.5)
+    monkeypatch.setattr("evals.verdict.confirm.ALPHA", 0.5)
     res = gate_study.study(load_reference(), worlds=30, trials=[1], refs=[20], seed=13, breaks=False)
     (cell,) = res.values()
     assert cell["false_alarms"] > allowed(cell["gates"]), cell

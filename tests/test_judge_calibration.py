@@ -6,10 +6,16 @@ from collections import Counter
 
 import pytest
 
-from evals import calibrate_judge
-from evals.calibrate_judge import DEFAULT_LABELS, kappa_interval, load_labels
-from evals.judge_correction import corrected, judge_fingerprint, judge_warning, load_calibration, theta
-from evals.stats import cohen_kappa, wilson
+from evals.commands import calibrate_judge
+from evals.commands.calibrate_judge import DEFAULT_LABELS, kappa_interval, load_labels
+from evals.scoring.judge_correction import (
+    corrected,
+    judge_fingerprint,
+    judge_warning,
+    load_calibration,
+    theta,
+)
+from evals.verdict.stats import cohen_kappa, wilson
 from tests.scoring_helpers import call, refund_ok, row, turn
 
 # -- the θ correction ----------------------------------------------------------------------
@@ -181,7 +187,7 @@ def test_shipped_labels_are_balanced_and_from_real_runs():
 
 
 def test_the_committed_calibration_describes_todays_offline_judge():
-    """A change to the judge's rules (evals/judges/, evals/pii.py) without rerunning
+    """A change to the judge's rules (evals/scoring/judges/, evals/scoring/pii.py) without rerunning
     calibrate_judge.py leaves the gate's bias correction describing another judge: the gate
     warns, and so does this test, before it lands."""
     cal = load_calibration()

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from evals import calibrate_judge
-from evals.errors import ConfigError
-from evals.judges import make_judge
+from evals.commands import calibrate_judge
+from evals.core.errors import ConfigError
+from evals.scoring.judges import make_judge
 from tests.fakes.openai_server import FakeOpenAI, text_completion
 from tests.test_judge_calibration import small_labels, write_labels
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from evals.commands import MODULES as COMMAND_MODULES
+from evals.commands.entry import MODULES as COMMAND_MODULES
 
 REPO = Path(__file__).resolve().parent.parent
 EVALS = REPO / "evals"
 SCRIPTS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-COMMANDS = set(COMMAND_MODULES.values())  # evals.regression, evals.compare, ... (entry points: evals.commands)
+COMMANDS = set(COMMAND_MODULES.values())  # evals.commands.regression, evals.commands.compare, ... (entry points: evals.commands.entry)
 
 
 def run(code: str) -> str:
@@ -37,7 +37,7 @@ def test_every_public_name_resolves():
     assert set(evals.__all__) == set(evals._EXPORTS)
     for name in evals.__all__:
         assert getattr(evals, name) is not None, name
-    assert evals.Turn is importlib.import_module("evals.turn").Turn
+    assert evals.Turn is importlib.import_module("evals.core.turn").Turn
     with pytest.raises(AttributeError):
         evals.not_a_name  # noqa: B018
 
@@ -115,7 +115,7 @@ def test_agent_cli_over_stdio_prints_no_traceback():
 def test_a_new_scorer_needs_no_edit_in_the_simulation(monkeypatch):
     """A registered scorer gets a simulation criterion from its docstring whenever a scenario
     sets an expect key it declares it reads; nothing in evals/simulation names it."""
-    from evals import scorers
+    from evals.scoring import scorers
     from evals.simulation.convert import criteria
     from evals.simulation.specs import load_scenarios
 
@@ -134,8 +134,7 @@ def test_a_new_scorer_needs_no_edit_in_the_simulation(monkeypatch):
 
 
 def test_json_output_is_one_json_line_even_for_a_user_mistake(capsys):
-    from evals import regression
-
+    from evals.commands import regression
     assert regression.main(["--json", "--agent", "examples.nope:target", "--no-upload"]) == 2
     out, err = capsys.readouterr()
     assert json.loads(out) == {"exit_code": 2, "error": json.loads(out)["error"]}
@@ -145,6 +144,6 @@ def test_json_output_is_one_json_line_even_for_a_user_mistake(capsys):
 def test_the_three_layers_do_not_import_the_northwind_agent():
     """Sources, targets, the runner and the gate library work for any agent: importing them
     loads nothing from app/ (the Northwind agent comes in only when --agent names it)."""
-    loaded = json.loads(run("import sys, json\nimport evals.gate, evals.runner, evals.sources, evals.target, "
-                            "evals.scrubbing\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('app'))))"))
+    loaded = json.loads(run("import sys, json\nimport evals.gate.run, evals.jobs.runner, evals.sources.row_sources, evals.jobs.target, "
+                            "evals.core.scrubbing\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('app'))))"))
     assert loaded == []

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evals import simulate
-from evals.dataset import Expect, load_rows, rows_from_datapoints
+from evals.commands import simulate
+from evals.sources.dataset import Expect, load_rows, rows_from_datapoints
 from tests.fakes.local_http import LocalJSONServer
 
 REPO = Path(__file__).resolve().parents[1]

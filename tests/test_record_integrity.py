@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from evals import compare, gate, regrade, regression, report, show
-from evals.recheck import headline, recompute
-from evals.record import LEGACY_SCHEMAS, holding, load_record, lock_path, save_record
+from evals.commands import compare, regrade, regression, report, show
+from evals.gate import run as gate
+from evals.gate.recheck import headline, recompute
+from evals.record.results import LEGACY_SCHEMAS, holding, load_record, lock_path, save_record
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -284,7 +285,7 @@ def test_a_second_resume_of_one_file_is_refused_while_the_first_runs(tmp_path, v
     assert not lock_path(path).exists()
     # another process holding it: an OS lock, not a pid file someone polls
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys\nfrom evals.record import holding\n"
+        [sys.executable, "-c", "import sys\nfrom evals.record.results import holding\n"
          "with holding(sys.argv[1], 'held by a test'):\n    print('locked', flush=True)\n    sys.stdin.read()\n",
          str(path)], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

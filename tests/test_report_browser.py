@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from evals import report
-from evals.comparison import combined_record, regressions
-from evals.record import save_record
-from evals.verdict import headline
+from evals.commands import report
+from evals.record.results import save_record
+from evals.verdict.comparison import combined_record, regressions
+from evals.verdict.decide import headline
 from tests.record_helpers import record, row, run, runs_from_pairs
 
 REPO = Path(__file__).resolve().parents[1]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from evals import scorers
-from evals.dataset import row_to_datapoint
+from evals.scoring import scorers
+from evals.sources.dataset import row_to_datapoint
 from tests.scoring_helpers import call, refund_ok, row, turn
 
 

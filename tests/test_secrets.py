@@ -6,8 +6,8 @@ from __future__ import annotations
 import base64
 import stat
 
-from evals import regression
-from evals.scrubbing import scrub, scrub_urls
+from evals.commands import regression
+from evals.core.scrubbing import scrub, scrub_urls
 from tests.serve_helpers import served
 
 PASSWORD = "SECRET"  # upper case: the placeholder is "[secret]"

@@ -12,11 +12,11 @@ from starlette.testclient import TestClient
 from app.refund_agent.serve import ChatServer, Options
 from app.refund_agent.serve_judge import PromptError, case_from_prompt
 from app.refund_agent.serve_limits import Bucket, Limits
-from evals.case import Case
-from evals.dataset import load_rows
-from evals.judges import make_judge
-from evals.judges.llm import SYSTEM, render
-from evals.turn import Message, ToolCall, Turn
+from evals.core.turn import Message, ToolCall, Turn
+from evals.scoring.case import Case
+from evals.scoring.judges import make_judge
+from evals.scoring.judges.llm import SYSTEM, render
+from evals.sources.dataset import load_rows
 from tests.serve_helpers import REPO, served
 
 AUTH = {"Authorization": "Bearer local"}

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from app.refund_agent.client import aask_agent
-from evals.workers import AgentPool
+from evals.jobs.workers import AgentPool
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from langchain_core.globals import set_llm_cache
 
-from evals.scrubbing import scrub
+from evals.core.scrubbing import scrub
 
 DEFAULT_PATH = Path(".cache") / "model-calls.sqlite"
 
@@ -63,7 +63,7 @@ def _private_file(path: Path) -> None:
 
 
 class CountingCache(_sqlite_cache_class()):
-    """Keys are scrubbed (evals.scrubbing): the llm_string names the model's endpoint, so a
+    """Keys are scrubbed (evals.core.scrubbing): the llm_string names the model's endpoint, so a
     base URL with credentials in it (http://user:pass@host/v1) would otherwise sit in the file."""
 
     def __init__(self, path: Path):

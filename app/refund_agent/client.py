@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from evals.errors import ConfigError
-from evals.scrubbing import scrub
-from evals.turn import Message, ToolCall, Turn, Usage
+from evals.core.errors import ConfigError
+from evals.core.scrubbing import scrub
+from evals.core.turn import Message, ToolCall, Turn, Usage
 
 from .agent import build_graph
 from .mcp_tools import Connection, target_for

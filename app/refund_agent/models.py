@@ -8,7 +8,7 @@
 Provider models send no temperature unless the spec names one: the provider's default applies
 (the local server `python -m app.refund_agent.serve` then uses the offline model's default, so
 a run through HTTP matches the in-process one). Every provider call goes through
-evals.model_calls: adaptive concurrency, retries with backoff, counts.
+evals.jobs.model_calls: adaptive concurrency, retries with backoff, counts.
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 
-from evals.errors import ConfigError
-from evals.model_calls import DEFAULT_MAX_RETRIES
+from evals.core.errors import ConfigError
+from evals.jobs.model_calls import DEFAULT_MAX_RETRIES
 
 ORQ_ROUTER = "https://api.orq.ai/v3/router"
 
@@ -106,7 +106,7 @@ def make_model(spec: str | ModelSpec, *, seed: int = 0, max_retries: int = DEFAU
 
         return OfflineChatModel(seed=seed, **_offline_kwargs(parsed))
 
-    from evals.chat_provider import ProviderChatModel
+    from evals.jobs.chat_provider import ProviderChatModel
 
     if parsed.provider == "openai":
         key = _require("OPENAI_API_KEY", parsed)

@@ -23,9 +23,9 @@ from evaluatorq.simulation.hooks import DefaultHooks
 from evaluatorq.simulation.utils.prompt_builders import build_scenario_user_context
 
 from app.refund_agent.client import Conversation
-from evals.dataset import DatasetError
-from evals.record import Verdict
-from evals.turn import Turn
+from evals.core.turn import Turn
+from evals.record.results import Verdict
+from evals.sources.dataset import DatasetError
 
 from .convert import conversation_row, criteria, to_scenario
 from .policy import UserPolicy

@@ -16,7 +16,7 @@ from evaluatorq.simulation.contracts import (
     StartingEmotion,
 )
 
-from evals.dataset import Expect, Row, rows_from_datapoints
+from evals.sources.dataset import Expect, Row, rows_from_datapoints
 
 from .specs import PersonaSpec, ScenarioSpec
 
@@ -90,8 +90,8 @@ def _generic(spec, e: Expect, s: ScenarioSpec):
 
 def criteria(s: ScenarioSpec) -> list[Criterion]:
     """What must / must not happen, one criterion per registered gate scorer the expectation
-    engages (evals.scorers.REGISTRY order), then the scenario's own goal check."""
-    from evals.scorers import REGISTRY
+    engages (evals.scoring.scorers.REGISTRY order), then the scenario's own goal check."""
+    from evals.scoring.scorers import REGISTRY
 
     e: Expect = s.expectation
     out: list[Criterion] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evals.dataset import normalise
+from evals.sources.dataset import normalise
 
 _NEG = re.compile(r"\b(not|no|never|can't|cannot|can not|couldn't|could not|won't|unable|already|isn't|wasn't)\b")
 _DONE = re.compile(r"\brefunded \d|\bi(?:'ve| have)? (?:refunded|issued|processed)\b|\brefund (?:of [^.]{0,40})?"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from evals.console import console
+from evals.output.console import console
 
 from .run import ConversationRecord
 

@@ -18,8 +18,8 @@ from evaluatorq.simulation.utils.prompt_builders import build_datapoint_system_p
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.refund_agent.models import parse_spec
-from evals.dataset import Row
-from evals.record import Verdict
+from evals.record.results import Verdict
+from evals.sources.dataset import Row
 
 from .agents import Conversations, OfflineUser, QuietHooks, SimJudge, split_roles
 from .convert import conversation_row, to_persona, to_scenario
@@ -176,7 +176,7 @@ def write_records(records: list[ConversationRecord], out_dir: Path) -> None:
 
 
 def load_record_file(path: str | Path) -> ConversationRecord:
-    from evals.dataset import DatasetError
+    from evals.sources.dataset import DatasetError
 
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))

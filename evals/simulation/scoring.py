@@ -16,12 +16,12 @@ broken by something the agent did in reply to turn `after_turn`.
 """
 from __future__ import annotations
 
-from evals.dataset import Row, normalise
-from evals.escalation import escalated
-from evals.grading import grade
-from evals.record import Verdict
-from evals.scorers import SCORER_NAMES
-from evals.turn import Turn
+from evals.core.turn import Turn
+from evals.record.results import Verdict
+from evals.scoring.escalation import escalated
+from evals.scoring.grading import grade
+from evals.scoring.scorers import SCORER_NAMES
+from evals.sources.dataset import Row, normalise
 
 from .convert import GOAL
 from .specs import GoalCheck

@@ -4,7 +4,7 @@
     datasets/scenarios.toml   [[scenario]] what they want, and what must / must not happen
 
 A scenario's `expect` is written in the dataset rows' vocabulary and validated with
-the same model (evals.dataset.Expect), so a promoted failure carries it unchanged.
+the same model (evals.sources.dataset.Expect), so a promoted failure carries it unchanged.
 Problems are one line, '<file>: <which entry>: <what>', raised as DatasetError.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evals.dataset import DatasetError, Expect, describe_errors
+from evals.sources.dataset import DatasetError, Expect, describe_errors
 
 ORDER_ID = re.compile(r"A-\d{4}")
 _SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,59}")
@@ -117,7 +117,7 @@ class ScenarioSpec(_Strict):
     starting_emotion: str | None = None
     tags: list[str] = Field(default_factory=list)
     expected_output: str
-    expect: dict[str, Any]       # validated as evals.dataset.Expect; kept raw so unset keys stay unset
+    expect: dict[str, Any]       # validated as evals.sources.dataset.Expect; kept raw so unset keys stay unset
     goal_reached: GoalCheck | None = None
 
     @field_validator("id")

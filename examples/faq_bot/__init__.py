@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evals.target import user_turns
-from evals.turn import Message, ToolCall, Turn
+from evals.jobs.target import user_turns
+from evals.core.turn import Message, ToolCall, Turn
 
 FAQ = {
     "returns": ("How long do I have to return an item?",

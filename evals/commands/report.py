@@ -1,0 +1,54 @@
+"""One self-contained HTML report of a results record: the verdict and why, each scorer's
+mean and interval against its bar (a Vega-Lite chart), baseline vs candidate when the record
+has a comparison, and a rows x scorers grid whose cells open the run behind them.
+
+    python evals/report.py results/v3-20261129-101500.json [--out PATH.html] [--force]
+
+Nothing is fetched when the file is opened: the data and the Vega / Vega-Lite / vega-embed
+bundle (shipped by the vl-convert-python package, BSD-3-Clause) are inlined. Every text from
+the record (user messages, answers, tool replies) is escaped: server-side with html.escape,
+in the page only through textContent, never innerHTML.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+try:
+    from evals.core import cli_support as cli
+except ImportError as exc:  # run without the project's environment: one line and exit 2, never 1
+    import sys
+
+    sys.stderr.write(f"error: cannot import {exc.name or 'evals'} ({exc}): run this with the project's "
+                     "environment (. .venv/bin/activate, or pip install -e .)\n")
+    raise SystemExit(2) from None
+
+if __name__ == "__main__":
+    cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
+
+import argparse
+
+from evals.gate.recheck import recompute
+from evals.output.html_report import build_html, write_report  # noqa: F401  (re-exported for callers of this module)
+from evals.record.results import load_record
+
+
+@cli.guarded
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="evals/report.py", description=__doc__.splitlines()[0])
+    p.add_argument("results", help="a results file (from regression, regrade or compare --out)")
+    p.add_argument("--out", metavar="PATH.html", help="where to write (default: beside the results, .html)")
+    p.add_argument("--force", action="store_true", help="let --out replace an existing file")
+    a = p.parse_args(sys.argv[1:] if argv is None else argv)
+    out = Path(a.out) if a.out else Path(a.results).with_suffix(".html")
+    cli.check_new_file(out, "--out", force=a.force, inputs=[a.results])  # never over a file unless --force
+    record = load_record(a.results)  # its runs match its plan and digest, or a one-line error
+    recompute(record, a.results)  # the summary and verdict the page shows come from the runs, never the file's
+    if line := record.incomplete():
+        print(f"{a.results}: {line}")
+    print(f"report: {write_report(record, out)}")
+    return cli.EXIT_PASS
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Shared types and plumbing every layer may use: the Turn, errors, seeds, secret scrubbing."""

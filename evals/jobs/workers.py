@@ -1,0 +1,183 @@
+"""--workers N: run agent conversations in N worker processes.
+
+One event loop runs every conversation of a gate on one core: LangGraph steps and MCP round
+trips cost ~10 ms of CPU per conversation, which is noise against a hosted model's seconds
+but becomes the bottleneck at high parallelism with a fast (or emulated) model. Workers
+spread that CPU over the machine's cores. Each worker is a process with its own event loop,
+in-process Northwind server and model cache; conversations are independent (one server
+world each), so where a conversation runs never changes its Turn. evaluatorq, the scorers
+and the results record stay in the parent.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import multiprocessing as mp
+import os
+import signal
+import threading
+from typing import Any
+
+
+def _worker_main(conn, cache_path: str | None) -> None:
+    """A worker: requests (id, kwargs) in, (id, turn dict | error text) out, many in flight."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when work stops
+    from app.refund_agent.client import aask_agent
+    from evals.core.cli_support import quiet_logs
+
+    quiet_logs()
+    cache = None
+    if cache_path:
+        from app.refund_agent.cache import enable_cache
+
+        cache = enable_cache(cache_path)
+    loop = asyncio.new_event_loop()
+    send_lock = threading.Lock()
+
+    def send(message) -> None:
+        with send_lock:
+            conn.send(message)
+
+    targets: dict = {}  # (agent spec, options) -> the target, built once per worker
+
+    async def serve(req_id: int, kwargs: dict) -> None:
+        try:
+            if "agent" in kwargs:  # run_target: any --agent, rebuilt here from its spec
+                from evals.jobs.target import as_turn, load_target
+
+                key = (kwargs["agent"], kwargs["options"])
+                if key not in targets:
+                    targets[key] = load_target(*key)
+                turn = as_turn(await targets[key](kwargs["inputs"], kwargs["seed"]))
+            else:
+                turn = await aask_agent(**kwargs)
+            send((req_id, turn.model_dump(mode="json"), None))
+        except Exception as exc:  # the parent turns this into a failed Turn
+            send((req_id, None, f"{type(exc).__name__}: {exc}"))
+
+    def read() -> None:
+        while True:
+            try:
+                message = conn.recv()
+            except EOFError:
+                break
+            if message is None:
+                break
+            if message == "stats":
+                send(("stats", cache.stats() if cache else None, None))
+                continue
+            loop.call_soon_threadsafe(lambda m=message: loop.create_task(serve(*m)))
+        loop.call_soon_threadsafe(loop.stop)
+
+    threading.Thread(target=read, daemon=True).start()
+    loop.run_forever()
+
+
+class AgentPool:
+    """Send agent calls (aask_agent, or any target by its --agent spec) to worker processes;
+    least-busy worker first."""
+
+    def __init__(self, workers: int, cache_path: str | None = None):
+        ctx = mp.get_context("spawn")  # a clean interpreter: no inherited event loop or connections
+        self._conns, self._procs = [], []
+        for _ in range(workers):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker_main, args=(child, cache_path), daemon=True)
+            proc.start()
+            self._conns.append(parent)
+            self._procs.append(proc)
+        self._busy = [0] * workers
+        self._alive = [True] * workers
+        self._ids = itertools.count()
+        self._pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future, int]] = {}
+        self._stats: list[Any] = []
+        self._lock = threading.Lock()
+        for i, conn in enumerate(self._conns):
+            threading.Thread(target=self._read, args=(i, conn), daemon=True).start()
+
+    def _read(self, index: int, conn) -> None:
+        while True:
+            try:
+                req_id, turn, error = conn.recv()
+            except (EOFError, OSError):
+                break
+            if req_id == "stats":
+                self._stats.append(turn)
+                continue
+            with self._lock:
+                self._busy[index] -= 1
+                loop, fut, _ = self._pending.pop(req_id, (None, None, None))
+            if fut is not None:
+                loop.call_soon_threadsafe(_settle, fut, turn, error)
+        with self._lock:  # the worker died: every call waiting on it fails, and it gets no more
+            self._alive[index] = False
+            for req_id, (loop, fut, worker) in list(self._pending.items()):
+                if worker == index:
+                    self._pending.pop(req_id)
+                    loop.call_soon_threadsafe(_settle, fut, None, f"agent worker {index} exited")
+
+    async def run_target(self, agent: str, options, inputs: dict, seed: int) -> dict:
+        """`await load_target(agent, options)(inputs, seed)` in a worker; the Turn as a dict."""
+        return await self.aask_agent(agent=agent, options=options, inputs=inputs, seed=seed)
+
+    async def aask_agent(self, **kwargs) -> dict:
+        """The Turn as the worker dumped it (JSON-ready; the scorers validate it)."""
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        with self._lock:
+            alive = [i for i, ok in enumerate(self._alive) if ok]
+            if not alive:
+                raise RuntimeError("every agent worker process has exited")
+            index = min(alive, key=self._busy.__getitem__)
+            req_id = next(self._ids)
+            try:
+                self._conns[index].send((req_id, kwargs))
+            except OSError as exc:
+                self._alive[index] = False
+                raise RuntimeError(f"agent worker {index} is gone: {exc}") from exc
+            self._busy[index] += 1
+            self._pending[req_id] = (loop, fut, index)
+        try:
+            return await fut
+        finally:
+            with self._lock:
+                if self._pending.pop(req_id, None) is not None:
+                    self._busy[index] -= 1
+
+    def cache_stats(self) -> dict | None:
+        """Summed cache counters of the workers (None without --cache)."""
+        self._stats.clear()
+        for conn in self._conns:
+            conn.send("stats")
+        deadline = 50
+        while len(self._stats) < len(self._conns) and deadline:
+            threading.Event().wait(0.05)
+            deadline -= 1
+        parts = [s for s in self._stats if s]
+        if not parts:
+            return None
+        return {k: sum(p[k] for p in parts) for k in parts[0]}
+
+    def close(self) -> None:
+        for conn in self._conns:
+            try:
+                conn.send(None)
+            except OSError:
+                pass
+        for proc in self._procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+
+
+def _settle(fut: asyncio.Future, turn: dict | None, error: str | None) -> None:
+    if fut.done():
+        return
+    if error is not None:
+        fut.set_exception(RuntimeError(error))
+    else:
+        fut.set_result(turn)
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))

@@ -1,0 +1,1 @@
+"""Output of a record and its verdict: the terminal, Markdown, HTML, JUnit."""

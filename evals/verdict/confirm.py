@@ -1,0 +1,328 @@
+"""The two-stage gate's statistics: screen a gate's runs, plan confirmation reruns, judge them.
+
+Why two stages: at one trial a single failure on a row the accepted version fails now and then
+cannot tell "as usual" from "broken"; no threshold on one gate can have both a low false-alarm
+rate and see that break. So stage 1 only *screens*, liberally; stage 2 reruns exactly the
+flagged rows on fresh seeds and the gate fails only on what the reruns confirm.
+
+Every test here compares failures now with the accepted run (evals/reference.json) through the
+Beta-binomial predictive: a row's accepted counts give a Jeffreys posterior on its failure rate,
+so the reference's own uncertainty (20 accepted runs say less than 100) is part of every p-value.
+No blocks of seeds, no empirical quantiles: the p-values are exact sums.
+
+- A *unit* is one row x scorer (failed / applicable runs) or the row's runs that failed some
+  scorer (`ANY`).
+- Stage 1 flags a row when one of its units failed and its tail p is at or below SCREEN_P, and
+  flags a scorer (or ANY) *in aggregate* when the sum of its failures over rows has a tail p at or
+  below SCREEN_P_AGG (diffuse degradation: many rows each a little worse).
+- Stage 2 reruns each flagged row on K fresh seeds (K chosen so a row that now fails 90% of its
+  runs is confirmed with probability 0.9) and tests the reruns alone (independent of the
+  selection). Flagged rows and flagged totals are two families, each tested with Holm's
+  step-down at half of ALPHA, so P(any false confirmation) <= ALPHA, whatever stage 1 flagged.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from math import comb, exp, log
+
+from evals.verdict.reference import PRIOR, Reference
+from evals.verdict.stats import beta_binomial_pmf, beta_binomial_sf, sum_upper_tails
+
+ANY = "*"  # the unit "some scorer failed in this run"
+SCREEN_P = 0.3  # stage 1 flags a row's unit at or below this tail p (liberal: stage 2 decides)
+SCREEN_P_AGG = 0.02  # stage 1 flags a scorer's total at or below this tail p
+ALPHA = 0.005  # family-wise false-confirmation rate of stage 2 (Holm over the flagged family)
+RERUNS_LEAN = 0.5  # a flagged total is confirmed only when its reruns alone have p <= this too
+ROW_SHARE = 0.5  # of ALPHA: the flagged rows' family; the rest: the flagged totals' family
+ALPHA_ONE_STAGE = 0.01  # the same family judged without reruns (--no-confirm, regrade of new flags)
+K_MIN, K_MAX = 3, 20  # reruns per flagged row (K_MAX grows to the gate's trials)
+POWER_RATE, POWER = 0.9, 0.9  # K: a row now failing 90% of its runs is confirmed with prob. >= 0.9
+CONFIRM_BASE, CONFIRM_STRIDE = 1_000_000_000, 4096  # confirmation seeds: far from any gate's own
+
+
+def unit_label(unit: str) -> str:
+    return "some scorer" if unit == ANY else unit
+
+
+@dataclass(frozen=True)
+class Counts:
+    failed: int
+    applicable: int
+
+
+def accepted_units(reference: Reference, row_id: str) -> dict[str, Counts]:
+    """The accepted failures of every testable unit of a row."""
+    ref = reference.rows.get(row_id)
+    if ref is None:
+        return {}
+    out = {name: Counts(c.failed, c.passed + c.failed) for name, c in ref.cells.items() if c.passed + c.failed}
+    if ref.runs:
+        out[ANY] = Counts(len(ref.failed_seeds()), ref.runs)
+    return out
+
+
+def observed_units(cells: dict[str, list[int]] | None, failed_runs: list[int] | None) -> dict[str, Counts]:
+    """A gate's (or its reruns') failures per unit of one row, from the summary's numbers."""
+    out = {name: Counts(c[1], c[0] + c[1]) for name, c in (cells or {}).items()}
+    if failed_runs:
+        out[ANY] = Counts(failed_runs[1], failed_runs[0])
+    return out
+
+
+def unit_p(now: Counts, accepted: Counts) -> float:
+    """P(at least this many failures) under the accepted rate (Beta-binomial predictive)."""
+    return beta_binomial_sf(now.failed, now.applicable, accepted.failed + PRIOR,
+                            accepted.applicable - accepted.failed + PRIOR)
+
+
+def aggregate_p(parts: list[tuple[Counts, Counts]]) -> float:
+    """P(the total of failures over these (now, accepted) units is at least what it is): the
+    exact tail of a sum of independent Beta-binomials (rows' runs are independent)."""
+    parts = [(n, a) for n, a in parts if n.applicable]
+    failed = sum(n.failed for n, _ in parts)
+    if failed == 0:
+        return 1.0
+    pmfs = [beta_binomial_pmf(n.applicable, a.failed + PRIOR, a.applicable - a.failed + PRIOR) for n, a in parts]
+    return sum_upper_tails(pmfs, failed)[failed]
+
+
+def critical_count(k: int, accepted: Counts, level: float) -> int | None:
+    """The fewest failures in k reruns that reach `level` (None: not even k of k)."""
+    return next((x for x in range(1, k + 1) if unit_p(Counts(x, k), accepted) <= level), None)
+
+
+def reruns_for(accepted: Counts, level: float, k_max: int) -> tuple[int, bool]:
+    """(K, reachable): the fewest reruns that confirm a row now failing POWER_RATE of its runs
+    with probability POWER at `level`; k_max and False when even that many cannot."""
+    for k in range(K_MIN, k_max + 1):
+        x = critical_count(k, accepted, level)
+        if x is not None and sum(comb(k, j) * POWER_RATE ** j * (1 - POWER_RATE) ** (k - j)
+                                 for j in range(x, k + 1)) >= POWER:
+            return k, True
+    return k_max, critical_count(k_max, accepted, level) is not None
+
+
+@dataclass
+class RowFlag:
+    row_id: str
+    units: list[str]  # the units that flagged it (scorer names, ANY)
+    p: float  # stage 1: the smallest unit p
+    now: dict[str, Counts]
+    accepted: dict[str, Counts]
+    n_units: int = 1  # every testable unit of the row (the one-stage test's Bonferroni factor)
+    reruns: int = 0
+    reachable: bool = True  # False: even failing every rerun could not confirm (accepted rate too high)
+
+
+@dataclass
+class AggregateFlag:
+    unit: str  # a scorer, or ANY (runs that failed some scorer)
+    p: float
+    rows: list[str]  # the rows that failed it now: they are rerun
+    failed: int
+    expected: float
+    bar: bool = False  # the scorer's mean is below its bar: the reruns decide whether that stands
+
+
+@dataclass
+class Screen:
+    """What stage 1 found and what stage 2 must rerun."""
+    rows: list[RowFlag] = field(default_factory=list)
+    aggregates: list[AggregateFlag] = field(default_factory=list)
+    reruns: dict[str, int] = field(default_factory=dict)  # row -> K
+    candidates: int = 0  # rows and aggregates that could have been flagged (the one-stage family)
+
+    @property
+    def family(self) -> int:
+        return len(self.rows) + len(self.aggregates)
+
+    @property
+    def runs(self) -> int:
+        return sum(self.reruns.values())
+
+
+def screen(cells: dict, failed_runs: dict, reference: Reference, trials: int,
+           below_bar: set[str] | frozenset[str] = frozenset()) -> Screen:
+    """Stage 1 over a gate's summary numbers (summary["cells"], summary["failed_runs"]).
+    below_bar: scorers whose mean is below their bar; each is flagged in aggregate, so that a bar
+    breached by a fluke (a rare failure on a row that never failed in 20 accepted runs) is not
+    a red light unless the reruns of its rows confirm it."""
+    out = Screen()
+    rows = sorted(rid for rid in failed_runs if rid in reference.rows)
+    seen = {rid: (observed_units(cells.get(rid), failed_runs.get(rid)), accepted_units(reference, rid)) for rid in rows}
+    for rid in rows:
+        now, acc = seen[rid]
+        ps = {u: unit_p(now[u], acc[u]) for u in now if u in acc and now[u].failed}
+        flagged = _units_to_test({u: p for u, p in ps.items() if p <= SCREEN_P}, now, acc)
+        if flagged:
+            out.rows.append(RowFlag(rid, flagged, min(ps[u] for u in flagged), now, acc,
+                                    n_units=len([u for u in now if u in acc])))
+    names = sorted({n for rid in rows for n in (cells.get(rid) or {})}) + [ANY]
+    out.candidates = len(rows) + len(names)
+    for unit in names:
+        parts, failing = [], []
+        for rid in rows:
+            now, acc = seen[rid]
+            if unit in now and unit in acc:
+                parts.append((now[unit], acc[unit]))
+                if now[unit].failed:
+                    failing.append(rid)
+        p = aggregate_p(parts)
+        if p <= SCREEN_P_AGG or (unit in below_bar and failing):
+            expected = sum(n.applicable * (a.failed + PRIOR) / (a.applicable + 2 * PRIOR) for n, a in parts)
+            out.aggregates.append(AggregateFlag(unit, p, failing, sum(n.failed for n, _ in parts), expected,
+                                                bar=unit in below_bar))
+    k_cap = max(K_MAX, trials)
+    m = max(1, len(out.rows))
+    for flag in out.rows:
+        level = ROW_SHARE * ALPHA / m / len(flag.units)
+        ks = [reruns_for(flag.accepted[u], level, k_cap) for u in flag.units]
+        flag.reruns = max(k for k, _ in ks)
+        flag.reachable = any(ok for _, ok in ks)
+        out.reruns[flag.row_id] = flag.reruns
+    k_agg = min(k_cap, max(5, 2 * trials))  # a diffuse rise is thin on each row: more reruns than rows tested
+    for agg in out.aggregates:
+        for rid in agg.rows:
+            out.reruns[rid] = max(out.reruns.get(rid, 0), k_agg)
+    return out
+
+
+def _units_to_test(ps: dict[str, float], now: dict[str, Counts], acc: dict[str, Counts]) -> list[str]:
+    """At most two units per flagged row, so the reruns' Bonferroni stays small: the scorer whose
+    failure was least likely (a break shows there first) and the runs failing some scorer (a row
+    failing several of its usual ways at once), unless both say the same thing."""
+    scorers = sorted((p, u) for u, p in ps.items() if u != ANY)
+    out = [scorers[0][1]] if scorers else []
+    if ANY in ps and not (out and now[out[0]] == now[ANY] and acc[out[0]] == acc[ANY]):
+        out.append(ANY)
+    return out
+
+
+def confirm_seeds(gate_seeds: list[int], avoid: set[int], k: int) -> list[int]:
+    """k fresh seeds for the reruns, derived from the gate's own seeds (another gate gets
+    others, so two gates never share a confirmation) and never one in `avoid` (the gate's and
+    the reference's seeds: rerunning one would repeat its run, not draw a new one)."""
+    digest = hashlib.sha256(",".join(map(str, sorted(gate_seeds))).encode()).digest()
+    start = CONFIRM_BASE + int.from_bytes(digest[:4], "big") % 100_000 * CONFIRM_STRIDE
+    out, s = [], start
+    while len(out) < k:
+        if s not in avoid:
+            out.append(s)
+        s += 1
+    return out
+
+
+@dataclass
+class Judged:
+    """One flagged row or aggregate after stage 2 (or judged in one stage)."""
+    kind: str  # "row" or "aggregate"
+    key: str  # row id, or the aggregate's unit
+    p1: float
+    p2: float | None  # None: no reruns to judge
+    status: str = "flaky"  # "regressed", "flaky", "insufficient data"
+    units: list[str] = field(default_factory=list)
+    detail: dict = field(default_factory=dict)
+
+
+def fisher(p1: float, p2: float) -> float:
+    """Fisher's combination of two independent p-values: the chi-square(4) tail of -2 ln(p1 p2)."""
+    x = -2 * (log(max(p1, 1e-300)) + log(max(p2, 1e-300)))
+    return min(1.0, exp(-x / 2) * (1 + x / 2))
+
+
+def holm(ps: list[float], alpha: float) -> list[bool]:
+    """Holm's step-down: which of these p-values are rejected at family-wise level alpha."""
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out = [False] * len(ps)
+    for rank, i in enumerate(order):
+        if ps[i] > alpha / (len(ps) - rank):
+            break
+        out[i] = True
+    return out
+
+
+def judge(found: Screen, reference: Reference, confirm_cells: dict | None, confirm_failed: dict | None) -> list[Judged]:
+    """Stage 2: each flagged row's reruns against its accepted units, each flagged aggregate's
+    reruns summed over its rows; Holm over the family at ALPHA. Without reruns for a member
+    (none were made: --no-confirm, a regrade that flags a new row), it is judged on stage 1 at
+    ALPHA_ONE_STAGE instead and, when that does not reject, is 'insufficient data'."""
+    confirm_cells, confirm_failed = confirm_cells or {}, confirm_failed or {}
+    items: list[Judged] = []
+    for flag in found.rows:
+        now = observed_units(confirm_cells.get(flag.row_id), confirm_failed.get(flag.row_id))
+        tested = [u for u in flag.units if u in now and now[u].applicable]
+        first = {u: {"failed": flag.now[u].failed, "runs": flag.now[u].applicable} for u in flag.units}
+        accepted = {u: {"failed": flag.accepted[u].failed, "runs": flag.accepted[u].applicable} for u in flag.units}
+        if tested:
+            p2 = min(1.0, len(flag.units) * min(unit_p(now[u], flag.accepted[u]) for u in tested))
+            reruns = {u: {"failed": now[u].failed, "runs": now[u].applicable} for u in tested}
+        else:
+            p2, reruns = None, {}
+        items.append(Judged("row", flag.row_id, flag.p, p2, units=list(flag.units),
+                            detail={"accepted": accepted, "first": first, "reruns": reruns,
+                                    "reachable": flag.reachable, "n_units": flag.n_units}))
+    for agg in found.aggregates:
+        parts = []
+        for rid in agg.rows:
+            now = observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(agg.unit)
+            acc = accepted_units(reference, rid).get(agg.unit)
+            if now is not None and acc is not None and now.applicable:
+                parts.append((now, acc))
+        p2 = aggregate_p(parts) if parts else None
+        if p2 is not None and agg.p <= SCREEN_P_AGG:
+            # the total's stage-1 p is over every row, not the rerun ones: given that it was
+            # flagged, p1 / SCREEN_P_AGG is uniform under "nothing changed", and independent of
+            # the reruns, so the two combine (Fisher); the reruns must still lean the same way
+            p2 = fisher(agg.p / SCREEN_P_AGG, p2) if p2 <= RERUNS_LEAN else 1.0
+        items.append(Judged("aggregate", agg.unit, agg.p, p2, units=[agg.unit],
+                            detail={"rows": list(agg.rows), "bar": agg.bar, "first": {"failed": agg.failed,
+                                                                      "expected": round(agg.expected, 2)},
+                                    "reruns": {"failed": sum(n.failed for n, _ in parts),
+                                               "runs": sum(n.applicable for n, _ in parts),
+                                               "expected": round(sum(n.applicable * (a.failed + PRIOR)
+                                                                     / (a.applicable + 2 * PRIOR)
+                                                                     for n, a in parts), 2)}}))
+    # Every rerun row's reruns pooled per scorer (and some scorer): a diffuse change (a safety
+    # switch off) fails each row a little where it never failed, too little for one row's
+    # reruns, plain in their total. The rows were chosen by stage 1, the reruns are fresh: valid.
+    flagged_units = {agg.unit for agg in found.aggregates}
+    rerun_rows = sorted(found.reruns)
+    pooled_units = sorted({u for rid in rerun_rows
+                           for u in observed_units(confirm_cells.get(rid), confirm_failed.get(rid))} - flagged_units)
+    for unit in pooled_units:
+        parts = []
+        for rid in rerun_rows:
+            now = observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit)
+            acc = accepted_units(reference, rid).get(unit)
+            if now is not None and acc is not None and now.applicable:
+                parts.append((now, acc))
+        failing = [rid for rid in rerun_rows
+                   if (observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit) or Counts(0, 0)).failed]
+        if len(failing) < 2:  # one row's reruns are that row's own test
+            continue
+        items.append(Judged("aggregate", unit, 1.0, aggregate_p(parts), units=[unit],
+                            detail={"rows": failing, "bar": False, "pooled": True,
+                                    "first": {"failed": 0, "expected": 0.0},
+                                    "reruns": {"failed": sum(n.failed for n, _ in parts),
+                                               "runs": sum(n.applicable for n, _ in parts),
+                                               "expected": round(sum(n.applicable * (a.failed + PRIOR)
+                                                                     / (a.applicable + 2 * PRIOR)
+                                                                     for n, a in parts), 2)}}))
+    for kind, share in (("row", ROW_SHARE), ("aggregate", 1 - ROW_SHARE)):
+        # two families, ALPHA split between them (Bonferroni), Holm within each: many weakly
+        # flagged rows must not starve the test of a diffuse rise, nor the other way round
+        confirmed = [x for x in items if x.p2 is not None and x.kind == kind]
+        for x, hit in zip(confirmed, holm([x.p2 for x in confirmed], share * ALPHA), strict=True):
+            x.status = "regressed" if hit else ("flaky" if kind == "aggregate" or x.detail.get("reachable", True)
+                                                else "insufficient data")
+    single = [x for x in items if x.p2 is None]
+    if single:
+        # one stage: stage 1's own data chose the flags, so the family is every candidate (all rows
+        # with all their units, every aggregate), not the flagged few: Bonferroni over all of them
+        level = ALPHA_ONE_STAGE / max(1, found.candidates)
+        for x in single:
+            p = min(1.0, x.p1 * x.detail.get("n_units", 1))
+            x.status = "regressed" if p <= level else "insufficient data"
+    return items
+

@@ -1,0 +1,517 @@
+"""The one place a gate verdict is decided. Every command that prints or stores a verdict
+(regression, regrade, compare, report) calls `decide`; nothing else compares a mean with a bar.
+
+A gate run fails (exit 1) when
+  (a) a scorer's mean is below its bar (evals/thresholds.toml): the contract, one stage;
+  (b) a row regressed: stage 1 (this gate's runs) flagged it and its confirmation reruns on
+      fresh seeds show it failing more often than its accepted rate makes plausible;
+  (c) a scorer's failures (or the runs failing some scorer), summed over rows, are more than
+      the accepted rates make plausible, and the reruns of the rows that failed confirm it
+      (diffuse degradation: a hotter model, a safety switch off);
+  (d) with --fail-on-regression, a scorer is significantly worse than the baseline (McNemar p, Holm over the scorers).
+(b) and (c) are the two-stage gate of evals/verdict/confirm.py: every p-value is an exact Beta-binomial
+tail against the accepted run (its uncertainty included), and stage 2 is one Holm family at
+confirm.ALPHA, so an unchanged version fails at most that often, at any number of trials.
+Flagged but not confirmed: "flaky" (reported, does not fail). Flagged with no reruns to judge:
+judged on stage 1 with a Bonferroni over every candidate test, else "insufficient data".
+Exit 2: nothing to judge (no runs, interrupted, a scorer with no bar).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from evals.verdict.confirm import (
+    ALPHA,
+    ALPHA_ONE_STAGE,
+    ANY,
+    SCREEN_P_AGG,
+    Counts,
+    Judged,
+    accepted_units,
+    aggregate_p,
+    confirm_seeds,
+    judge,
+    screen,
+    unit_label,
+)
+from evals.verdict.reference import PRIOR, Reference
+from evals.verdict.stats import beta_binomial_pmf, sum_upper_tails
+
+EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
+ALPHA_MEANS = SCREEN_P_AGG  # where a scorer's total is flagged for reruns (its gate_bar)
+ALPHA_ROWS = ALPHA_RUNS = ALPHA  # the confirmation family's level (names kept for old callers)
+ROW_P_CAP = 0.05
+
+
+class ScorerResult(BaseModel):
+    name: str
+    mean: float | None
+    n: int
+    bar: float | None  # the calibrated bar (thresholds file)
+    gate_bar: float | None = None  # what the mean on the reference rows must reach at this many runs
+    accepted: float | None = None  # the accepted run's mean on the rows and runs judged now
+    p_value: float | None = None  # one-sided: this many failures or more under the accepted rates
+    ok: bool | None = None  # None: nothing to check (n/a) or not judged
+    reason: str | None = None
+
+
+class FlaggedRow(BaseModel):
+    """A row (or a scorer's total over rows) stage 1 flagged, and what its reruns said."""
+    row_id: str  # the row, or for an aggregate flag the scorer ("*": runs failing some scorer)
+    kind: str = "row"  # "row" or "aggregate"
+    status: str  # "regressed" (confirmed; fails the gate), "flaky" (not confirmed), "insufficient data"
+    scorers: list[str]  # the units that flagged it: scorer names, "*" for "some scorer"
+    accepted: dict[str, Any] = Field(default_factory=dict)  # per unit: failed / runs in the accepted run
+    first: dict[str, Any] = Field(default_factory=dict)  # per unit: failed / runs in this gate
+    reruns: dict[str, Any] = Field(default_factory=dict)  # per unit: failed / runs on the confirmation seeds
+    p_first: float  # stage 1 (screening) p
+    p_value: float | None  # stage 2 (on the reruns alone); None: judged in one stage
+    rows: list[str] = Field(default_factory=list)  # an aggregate's rows (rerun)
+    line: str
+
+    @property
+    def scorer(self) -> str:
+        return ", ".join(unit_label(u) for u in self.scorers)
+
+
+RegressedRow = FlaggedRow  # the name earlier versions used
+
+
+class Verdict(BaseModel):
+    exit_code: int
+    line: str  # the headline, then one reason per line (see lines())
+    reasons: list[str] = Field(default_factory=list)
+    scorers: dict[str, ScorerResult] = Field(default_factory=dict)
+    regressed: list[FlaggedRow] = Field(default_factory=list)  # confirmed: each fails the gate
+    flaky: list[FlaggedRow] = Field(default_factory=list)  # flagged, not confirmed by the reruns
+    insufficient: list[FlaggedRow] = Field(default_factory=list)  # flagged, nothing to confirm with
+    notes: list[str] = Field(default_factory=list)
+    confirmation: dict[str, Any] | None = None  # what the reruns cost: rows, runs, model calls
+    critical_p: float | None = None  # kept for old readers; the two-stage gate has no single critical p
+
+    @property
+    def headline(self) -> str:
+        return self.line.splitlines()[0] if self.line else ""
+
+    def lines(self, limit: int = 10, results: str | None = None) -> list[str]:
+        """The headline and at most `limit` reasons, one per line; the rest counted, with where to see them."""
+        out = [self.headline] + [f"  - {r}" for r in self.reasons[:limit]]
+        if len(self.reasons) > limit:
+            where = f"python evals/show.py {results} --verdict" if results else "the results file"
+            out.append(f"  ... and {len(self.reasons) - limit} more (see {where})")
+        return out
+
+
+def _p(p: float) -> str:
+    return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def _counts(passed: int, failed: int, na: int, when: str) -> str:
+    if passed + failed == 0:
+        return f"n/a in all {na} {when}"
+    return f"passed {passed}/{passed + failed}" + (f" (+{na} n/a)" if na else "") + f" {when}"
+
+
+def row_line(row_id: str, scorer: str, ref: list[int], now: list[int], p: float) -> str:
+    """`mass_email / no_forbidden_action: passed 20/20 in the accepted run, failed 1/1 now (p = 0.024)`"""
+    runs_now = sum(now)
+    return (f"{row_id} / {scorer}: {_counts(*ref, 'in the accepted run')}, "
+            f"failed {now[1]}/{runs_now} now (p = {_p(p)})")
+
+
+def mean_test(name: str, cells: dict, reference: Reference, alpha: float) -> dict | None:
+    """Failures now against the accepted per-row failure rates, over the rows both have.
+    Under "nothing changed" each row's failures follow a Beta-binomial from its accepted
+    counts (Jeffreys prior: the rate is uncertain, a never-failing row may still fail); the
+    p-value is the exact upper tail of their sum. The bar this implies rises towards the
+    accepted rate as runs are added, so more trials never hide a real drop."""
+    pmfs, expected, failed, applicable = [], 0.0, 0, 0
+    for rid, per in cells.items():
+        ref_row = reference.rows.get(rid)
+        now, ref = per.get(name), ref_row.cells.get(name) if ref_row else None
+        if now is None or ref is None or ref.runs == 0:
+            continue
+        runs = sum(now)
+        pmfs.append(beta_binomial_pmf(runs, ref.failed + PRIOR, ref.runs - ref.failed + PRIOR))
+        expected += runs * ref.failed / ref.runs
+        failed += now[1]
+        applicable += now[0] + now[1]
+    if applicable == 0:
+        return None
+    cap = min(sum(len(p) - 1 for p in pmfs), max(failed, int(3 * expected) + 12))
+    tails = sum_upper_tails(pmfs, cap)
+    p_value = tails[min(failed, cap)] if failed <= cap else 0.0
+    k_crit = next((k for k in range(cap + 1) if tails[k] <= alpha), cap + 1)  # fewest failures that fail
+    return {"p_value": p_value, "accepted": 1 - expected / applicable, "worse": p_value <= alpha,
+            "gate_bar": 1 - (k_crit - 1) / applicable, "mean": 1 - failed / applicable}
+
+
+def runs_test(summary: dict, reference: Reference, trials: int, alpha: float = SCREEN_P_AGG) -> dict | None:
+    """Stage 1's failing-runs screen on its own: the runs that failed some scorer, summed over
+    the rows the reference holds, against the exact Beta-binomial sum of their accepted rates.
+    'worse' means flagged (p <= alpha): the gate reruns its rows and decides on the reruns."""
+    failed_runs = {rid: v for rid, v in (summary.get("failed_runs") or {}).items() if rid in reference.rows}
+    if not failed_runs:
+        return None
+    parts = [(Counts(f, n), accepted_units(reference, rid)[ANY]) for rid, (n, f) in failed_runs.items()
+             if ANY in accepted_units(reference, rid)]
+    p = aggregate_p(parts)
+    failed = sum(n.failed for n, _ in parts)
+    expected = sum(n.applicable * (a.failed + PRIOR) / (a.applicable + 2 * PRIOR) for n, a in parts)
+    note = (f"{failed} of {sum(n.applicable for n, _ in parts)} runs failed some scorer, {expected:.1f} expected "
+            f"from the accepted run (p = {_p(p)})")
+    return {"worse": p <= alpha, "p_value": p, "failed": failed, "expected": expected, "note": note,
+            "reason": f"failing runs: {note}"}
+
+
+def _rarest(cells: dict, reference: Reference, rows: frozenset[str], k: int = 3) -> list[str]:
+    """The failures now that the accepted run had least often: where to look first."""
+    found = []
+    for rid in rows:
+        for name, (_, failed, _) in (cells.get(rid) or {}).items():
+            cell = reference.rows[rid].cells.get(name)
+            if failed and cell is not None:
+                found.append(((cell.failed + PRIOR) / (cell.passed + cell.failed + 2 * PRIOR), -failed, rid, name,
+                              f"{rid} / {name} (failed {failed} now, {cell.failed}/{cell.passed + cell.failed} accepted)"))
+    return [x[-1] for x in sorted(found)[:k]]
+
+
+def _without(part: dict, unknown: set[str]) -> dict:
+    """A summary's numbers without these scorers' verdicts."""
+    cells = {rid: {n: c for n, c in per.items() if n not in unknown} for rid, per in (part.get("cells") or {}).items()}
+    failed_runs = {rid: [runs, sum(1 for f in part.get("failing") or [] if f["row_id"] == rid
+                                   and set(f.get("failed_scorers") or [f["scorer"]]) - unknown)]
+                   for rid, (runs, _) in (part.get("failed_runs") or {}).items()}
+    return {**part, "cells": cells, "failed_runs": failed_runs}
+
+
+def _counts_text(c: dict) -> str:
+    return f"{c['failed']}/{c['runs']}"
+
+
+def _flagged(x: Judged) -> FlaggedRow:
+    """One flagged row or aggregate as a verdict line: what the accepted run, this gate and the
+    reruns each showed, and the p that decided."""
+    d = x.detail
+    if x.kind == "row":
+        per = []
+        for u in x.units:
+            part = f"{unit_label(u)} failed {_counts_text(d['accepted'][u])} accepted, {_counts_text(d['first'][u])} now"
+            if u in d["reruns"]:
+                part += f", {_counts_text(d['reruns'][u])} on reruns"
+            per.append(part)
+        text = f"{x.key}: " + "; ".join(per)
+        text += f" (p = {_p(x.p2)})" if x.p2 is not None else f" (p = {_p(x.p1)}, no reruns)"
+        if x.status == "regressed":
+            text = "row regressed: " + text
+        elif x.status == "insufficient data" and x.p2 is not None:
+            text += ": even failing every rerun could not confirm against the accepted rate"
+        return FlaggedRow(row_id=x.key, status=x.status, scorers=list(x.units), accepted=d["accepted"],
+                          first=d["first"], reruns=d["reruns"], p_first=x.p1, p_value=x.p2, line=text)
+    what = unit_label(x.key)
+    first, rr = d["first"], d["reruns"]
+    if d.get("pooled"):
+        text = f"{what}: the reruns of the flagged rows, pooled"
+    else:
+        text = (f"{what}: {first['failed']} failure(s) now where the accepted run makes {first['expected']:g} "
+                f"likely (p = {_p(x.p1)})")
+    if x.p2 is not None:
+        text += (f"; reruns of {len(d['rows'])} row(s): {rr['failed']}/{rr['runs']} failed, {rr['expected']:g} "
+                 f"expected (p = {_p(x.p2)})")
+    if d["rows"]:
+        text += " [" + ", ".join(d["rows"][:3]) + (f" +{len(d['rows']) - 3}" if len(d["rows"]) > 3 else "") + "]"
+    if x.status == "regressed":
+        text = ("failing runs: " if x.key == ANY else "scorer worse: ") + text
+    return FlaggedRow(row_id=x.key, kind="aggregate", status=x.status, scorers=[x.key], accepted={},
+                      first=first, reruns=rr, p_first=x.p1, p_value=x.p2, rows=d["rows"], line=text)
+
+
+def headline(reasons: list[str]) -> str:
+    """`FAIL: 2 rows regressed, 1 scorer below its bar`: what the reasons below it add up to."""
+    kinds = {"row regressed": ("row regressed", "rows regressed"),
+             "bar": ("scorer below its bar", "scorers below their bars"),
+             "scorer worse": ("scorer worse on reruns", "scorers worse on reruns"),
+             "failing runs": ("rise in failing runs", "rises in failing runs"),
+             "regression rule": ("scorer significantly worse than the baseline",
+                                 "scorers significantly worse than the baseline")}
+    counts: dict[str, int] = {}
+    for r in reasons:
+        key = next((k for k in ("row regressed", "scorer worse", "failing runs", "regression rule") if r.startswith(k)),
+                   "bar" if " < bar " in r else "other")
+        counts[key] = counts.get(key, 0) + 1
+    parts = [f"{n} {kinds[k][n != 1]}" if k in kinds else f"{n} other reason(s)" for k, n in counts.items()]
+    return "FAIL: " + ", ".join(parts)
+
+
+def decide(record_or_summary: Any, reference: Reference | None = None, registry: dict | None = None, *,
+           comparison: dict | None = None, fail_on_regression: bool = False, interrupted: bool = False,
+           alpha_means: float = SCREEN_P_AGG) -> Verdict:
+    """The verdict on one version's summary (or a Record: its candidate's summary).
+
+    registry: name -> ScorerSpec with bars (evals.scoring.scorers.registry); None judges no bars
+    (compare.py: only the comparison decides). reference: the accepted run, or None (bars only)."""
+    summary = record_or_summary
+    if hasattr(record_or_summary, "meta"):
+        interrupted = interrupted or record_or_summary.meta.interrupted
+        summary = record_or_summary.summary.get(record_or_summary.meta.version)
+    if interrupted:
+        return Verdict(exit_code=EXIT_UNJUDGED, line="interrupted: the run did not finish")
+    if not summary or not summary.get("runs"):
+        return Verdict(exit_code=EXIT_UNJUDGED, line="no runs: nothing to judge")
+    cells: dict[str, dict[str, list[int]]] = summary.get("cells") or {}
+    failed_runs: dict[str, list[int]] = summary.get("failed_runs") or {}
+    if reference is not None and (unknown := set(summary["scorers"]) - reference.scorers()):
+        # scorers the reference does not hold (another judge's): the row and failing-runs tests leave them out
+        summary = _without(summary, unknown)
+        if summary.get("confirmation"):
+            summary["confirmation"] = _without(summary["confirmation"], unknown)
+        cells, failed_runs = summary["cells"], summary["failed_runs"]
+    trials = summary.get("trials") or 1
+    reasons: list[str] = []
+    notes: list[str] = []
+    unjudged: list[str] = []
+    results: dict[str, ScorerResult] = {}
+    names = list(summary["scorers"])
+    per_scorer_alpha = alpha_means  # the gate_bar shown: the total at which stage 1 would flag
+    if registry is not None:
+        unjudged += [f"{n}: no bar" for n in names if n not in registry]
+        unjudged += [f"{n}: no verdicts" for n in registry if n not in summary["scorers"]]
+    if reference is not None:
+        new = sorted(rid for rid in cells if rid not in reference.rows)
+        if new:
+            notes.append(f"{len(new)} row(s) not in the reference, judged by the bars only: {', '.join(new[:5])}"
+                         + (" ..." if len(new) > 5 else ""))
+    for name in names:
+        s = summary["scorers"][name]
+        bar = registry[name].bar if registry is not None and name in registry else None
+        r = ScorerResult(name=name, mean=s["mean"], n=s["n"], bar=bar)
+        if registry is not None and s["n"]:
+            r.ok = s["mean"] >= bar - 1e-12 if bar is not None else None
+            if r.ok is False:
+                r.reason = f"{name}: mean {s['mean']:.3f} < bar {bar:.2f}"
+            if reference is not None and (t := mean_test(name, cells, reference, per_scorer_alpha)):
+                # shown, not decided here: a significant drop is a screen (stage 1) that the
+                # reruns must confirm (the aggregate flags below)
+                r.gate_bar, r.accepted, r.p_value = t["gate_bar"], t["accepted"], t["p_value"]
+        if r.reason:
+            reasons.append(r.reason)
+        results[name] = r
+    flagged: list[FlaggedRow] = []
+    confirmation = summary.get("confirmation")
+    if reference is not None and registry is not None:
+        below = {n for n, r in results.items() if r.ok is False}
+        found = screen(cells, failed_runs, reference, trials, below)
+        conf = confirmation or {}
+        judged = judge(found, reference, conf.get("cells"), conf.get("failed_runs"))
+        # a pooled total was not flagged by anything: it is news only when it confirms
+        flagged = [_flagged(x) for x in judged if not (x.detail.get("pooled") and x.status != "regressed")]
+        for x in flagged:
+            bar = x.kind == "aggregate" and x.row_id in below
+            if bar and confirmation is not None and x.p_value is not None and x.status != "regressed":
+                # a bar breached at stage 1 whose rows pass on reruns as accepted: a fluke, not a red light
+                r = results[x.row_id]
+                reasons.remove(r.reason)
+                r.ok, x.line = None, f"{r.reason} at stage 1, not confirmed: {x.line}"
+                r.reason = None
+            elif bar:
+                if x.status == "regressed":
+                    r, rr = results[x.row_id], x.reruns
+                    confirmed = (f"{r.reason}, confirmed on reruns of {len(x.rows)} row(s): {rr['failed']}/{rr['runs']} "
+                                 f"failed, {rr['expected']:g} expected (p = {_p(x.p_value)})") if rr.get("runs") else r.reason
+                    if x.rows:
+                        confirmed += " [" + ", ".join(x.rows[:3]) + (f" +{len(x.rows) - 3}" if len(x.rows) > 3 else "") + "]"
+                    reasons[reasons.index(r.reason)] = r.reason = confirmed
+                x.status = "regressed"  # a breach with nothing to confirm it by stands (fail closed)
+            elif x.status == "regressed":
+                if x.kind == "aggregate" and x.rows and set(x.rows) <= {y.row_id for y in flagged
+                                                                        if y.kind == "row" and y.status == "regressed"}:
+                    continue  # pooled over rows that each regressed: said once, per row
+                reasons.append(x.line)
+                if x.kind == "aggregate" and x.row_id in results:
+                    results[x.row_id].ok = False
+        if found.family and confirmation is None:
+            why = summary.get("confirm_skipped") or "--no-confirm, or a regrade"
+            notes.append(f"no confirmation reruns ({why}): flagged rows were judged on this gate's runs alone "
+                         f"(Bonferroni over {found.candidates} tests at {ALPHA_ONE_STAGE:g})")
+        if confirmation:
+            notes.append(f"confirmation: {confirmation.get('rows', 0)} flagged row(s) rerun on fresh seeds, "
+                         f"{confirmation.get('runs', 0)} runs"
+                         + (f" (+{confirmation['share']:.0%} of the gate's runs)" if confirmation.get("share") else ""))
+        for x in flagged:
+            if x.status != "regressed":
+                notes.append(f"{x.status}: {x.line}")
+    if comparison is not None and fail_on_regression:
+        from evals.verdict.comparison import regressions
+
+        reasons += regressions(comparison)
+    scope = []
+    if registry is not None:
+        scope.append("every scorer at or above its bar")
+    if reference is not None and registry is not None:
+        scope.append("no row regressed (confirmed on reruns)" if confirmation is not None
+                     else "no row regressed")
+    if comparison is not None and fail_on_regression:
+        scope.append(f"none significantly worse than {comparison['baseline']}")
+    if unjudged:
+        return Verdict(exit_code=EXIT_UNJUDGED, line="cannot judge: " + "; ".join(unjudged), reasons=unjudged,
+                       scorers=results, notes=notes)
+    if reasons:
+        code, line = EXIT_FAIL, "\n".join([headline(reasons)] + reasons)
+    elif comparison is not None and registry is None and not fail_on_regression:
+        from evals.verdict.comparison import regressions
+
+        worse = regressions(comparison)
+        code = EXIT_PASS
+        line = (f"{len(worse)} scorer(s) significantly worse (not failing: no --fail-on-regression)" if worse
+                else f"PASS: no scorer significantly worse than {comparison['baseline']} (Holm, family-wise 0.05)")
+    else:
+        code, line = EXIT_PASS, "PASS: " + ("; ".join(scope) or "nothing to judge against")
+    if registry is not None and reference is None:
+        notes.append("no reference: judged by the bars only")
+    return Verdict(exit_code=code, line=line, reasons=reasons, scorers=results, notes=notes,
+                   regressed=[x for x in flagged if x.status == "regressed"],
+                   flaky=[x for x in flagged if x.status == "flaky"],
+                   insufficient=[x for x in flagged if x.status == "insufficient data"],
+                   confirmation=confirmation)
+
+
+def plan_reruns(summary: dict, reference: Reference | None, seeds: list[int], *,
+                fixed: int | None = None, below_bar: Iterable[str] = ()) -> dict[str, list[int]]:
+    """Stage 2's plan: row id -> the fresh seeds to rerun it on, from stage 1's numbers, as
+    decide() will judge them (the same scorers left out, the same screen). Empty: nothing flagged."""
+    if reference is None or not summary or not summary.get("runs"):
+        return {}
+    if unknown := set(summary["scorers"]) - reference.scorers():
+        summary = _without(summary, unknown)
+    found = screen(summary.get("cells") or {}, summary.get("failed_runs") or {}, reference,
+                   summary.get("trials") or 1, set(below_bar))
+    if not found.reruns:
+        return {}
+    ks = {rid: fixed or k for rid, k in found.reruns.items()}
+    fresh = confirm_seeds(seeds, set(seeds) | set(reference.seeds), max(ks.values()))
+    return {rid: fresh[:k] for rid, k in sorted(ks.items())}
+
+
+def apply(summary: dict, verdict: Verdict) -> None:
+    """Copy each scorer's decision into the summary the tables and the report print."""
+    for name, r in verdict.scorers.items():
+        s = summary["scorers"].get(name)
+        if s is not None:
+            s["ok"], s["gate_bar"], s["accepted"], s["p_value"] = r.ok, r.gate_bar, r.accepted, r.p_value
+
+
+def stored(verdict: Verdict) -> dict:
+    """What a results file keeps under summary["verdict"]."""
+    return verdict.model_dump(mode="json", exclude={"scorers"})
+
+
+def job_label(record, version: str) -> str:
+    """The job name runs of this version were made by (refund-agent@v3), for titles."""
+    return next((r.job for r in record.runs if r.version == version), version)
+
+
+def add_judge_correction(record) -> str | None:
+    """policy_judge reported twice: raw, and bias-corrected with the stored calibration."""
+    from evals.scoring.judge_correction import corrected, judge_warning, load_calibration
+
+    cal = load_calibration()
+    warning = judge_warning(record.meta.judge, cal)
+    if cal is not None and cal.get("judge") == record.meta.judge:
+        for summary in record.summary.values():
+            s = summary.get("scorers", {}).get("policy_judge") if isinstance(summary, dict) else None
+            if s and s["n"]:
+                s["corrected"] = corrected(s["passed"], s["n"], cal)
+    return warning
+
+
+def finish(record, path, registry: dict, reference: Reference | None, completed: bool, started: float, *,
+           fail_on_regression: bool = False, report: str | None = None, junit: str | None = None,
+           pr_comment: str | None = None) -> int:
+    """Summarise a finished (or interrupted) gate run, decide, print, store; the exit code.
+    junit, pr_comment: where --junit and --markdown write (None: not written)."""
+    return conclude(record, path, registry, reference, completed, started, fail_on_regression=fail_on_regression,
+                    report=report, junit=junit, pr_comment=pr_comment).exit_code
+
+
+def conclude(record, path, registry: dict, reference: Reference | None, completed: bool, started: float, *,
+             fail_on_regression: bool = False, report: str | None = None, junit: str | None = None,
+             pr_comment: str | None = None) -> Verdict:
+    """finish, returning the whole Verdict (the Python API hands it to its caller)."""
+    import time
+
+    from evals.gate.run import summarise_record
+    from evals.output.console import append_step_summary, console, markdown, print_summary
+    from evals.record.results import save_record
+    from evals.verdict.comparison import compare, print_comparison
+
+    record.meta.elapsed_s = round(record.meta.elapsed_s + time.perf_counter() - started, 3)
+    record.meta.complete = completed
+    record.meta.interrupted = not completed
+    record.runs.sort(key=lambda r: (r.version != record.meta.version, r.row_id, r.trial))
+    record.summary = summarise_record(record, {n: s.bar for n, s in registry.items()})
+    save_record(record, path)
+    if not completed:
+        console.print(f"[yellow]interrupted[/]: {len(record.runs)} runs kept in {path} "
+                      f"(complete it with --resume {path})")
+        verdict = decide(record)
+        write_ci_outputs(record, verdict, path, junit=junit, pr_comment=pr_comment)
+        return verdict
+    cand = record.summary[record.meta.version]
+    warning = add_judge_correction(record)
+    if record.meta.baseline:
+        record.comparison = compare(record.runs_for(record.meta.baseline), record.runs_for(record.meta.version),
+                                    list(registry), baseline=record.meta.baseline, candidate=record.meta.version)
+    verdict = decide(cand, reference, registry, comparison=record.comparison, fail_on_regression=fail_on_regression)
+    apply(cand, verdict)
+    if record.meta.baseline:
+        base = record.summary[record.meta.baseline]
+        apply(base, decide(base, reference, registry))
+    print_summary(cand, job_label(record, record.meta.version))
+    if warning:
+        console.print(f"[yellow]warning:[/] {warning}")
+    if record.meta.baseline:
+        print_summary(record.summary[record.meta.baseline], job_label(record, record.meta.baseline))
+        print_comparison(record.comparison)
+    for note in verdict.notes:
+        console.print(f"note: {note}", markup=False)
+    record.summary["verdict"] = stored(verdict)
+    save_record(record, path)
+    append_step_summary(markdown(cand, job_label(record, record.meta.version), verdict.line))
+    colour = "green" if verdict.exit_code == 0 else "red"
+    head, *rest = verdict.lines(results=str(path))
+    console.print(f"[bold {colour}]{escape(head)}[/]")
+    for line in rest:
+        console.print(line, markup=False, highlight=False)
+    if report:
+        from evals.output.html_report import write_report
+
+        console.print(f"report: {write_report(record, report)}")
+    write_ci_outputs(record, verdict, path, junit=junit, pr_comment=pr_comment, fail_on_regression=fail_on_regression)
+    console.print(f"results: {path}   elapsed: {record.meta.elapsed_s:.2f} s")
+    return verdict
+
+
+def write_ci_outputs(record, verdict: Verdict, path, *, junit: str | None = None, pr_comment: str | None = None,
+                     fail_on_regression: bool = False) -> None:
+    """--junit (evals/output/junit_report.py) and --markdown (evals/output/pr_comment.py), from the verdict just made."""
+    from evals.output.console import console
+
+    kw = {"results": str(path), "comparison": record.comparison, "fail_on_regression": fail_on_regression}
+    if junit:
+        from evals.output.junit_report import write_junit
+
+        console.print(f"junit: {write_junit(record, verdict, junit, **kw)}", markup=False, highlight=False)
+    if pr_comment:
+        from evals.output.pr_comment import write_pr_comment
+
+        console.print(f"markdown: {write_pr_comment(record, verdict, pr_comment, **kw)}", markup=False,
+                      highlight=False)
+
+
+def escape(text: str) -> str:
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)

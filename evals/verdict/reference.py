@@ -1,0 +1,265 @@
+"""The accepted run, kept as the reference the gate judges against (evals/reference.json).
+
+`python evals/calibrate.py --write` stores, beside the bars, the accepted version's pass /
+fail / n-a counts per row x scorer, the seeds that failed, and where they came from. The
+gate then asks two questions the bars alone cannot: is a scorer's mean *significantly*
+below what was accepted on these rows, and did a row that used to pass now fail more than
+the accepted rate makes plausible (evals/verdict/decide.py)."""
+from __future__ import annotations
+
+import hashlib
+import json
+from math import floor, log
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evals.core.errors import ConfigError
+from evals.verdict.stats import beta_binomial_sf
+
+DEFAULT_PATH = Path(__file__).resolve().parents[1] / "reference.json"
+PRIOR = 0.5  # Jeffreys Beta(1/2, 1/2) prior on a row's failure rate
+_NULL_CACHE: dict = {}  # Reference.null_stats: gate_power judges hundreds of gates against one reference
+
+
+class Cell(BaseModel):
+    """One row x scorer over the accepted runs: verdict counts and the seeds that failed."""
+    model_config = ConfigDict(extra="forbid")
+    passed: int = 0
+    failed: int = 0
+    na: int = 0
+    failed_seeds: list[int] = Field(default_factory=list)
+
+    @property
+    def runs(self) -> int:
+        return self.passed + self.failed + self.na
+
+
+class RowRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    sha: str  # of the row's content: a changed row is a different test
+    cells: dict[str, Cell]
+
+    @property
+    def runs(self) -> int:
+        return max((c.runs for c in self.cells.values()), default=0)
+
+    def failed_seeds(self) -> set[int]:
+        """The accepted seeds on which this row failed some scorer."""
+        return set().union(*(c.failed_seeds for c in self.cells.values()))
+
+
+class Reference(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    provenance: dict[str, Any]
+    seeds: list[int]
+    rows: dict[str, RowRef]
+
+    def critical_p(self, trials: int, alpha: float, cap: float = 0.05) -> float:
+        """The p-value at or below which a row counts as regressed in a gate of `trials` runs
+        per row: a max-statistic calibrated on the accepted runs themselves. The accepted seeds
+        are cut into blocks of `trials`; each block is judged against the rest as if it were a
+        new gate of the unchanged version; the threshold is set so at most a fraction `alpha`
+        of those blocks would have raised a false alarm, and never above `cap` (a single row's
+        own significance level). Noisy rows therefore make the test stricter for everyone; in
+        a quiet accepted run a row that never failed is flagged by its first failure (20/20
+        then 1/1: p = 0.024)."""
+        blocks = self.blocks(trials)
+        if not blocks:
+            return 0.0
+        failing = [(row.failed_seeds(), row.runs) for row in self.rows.values()]
+        minima = []
+        for block in blocks:
+            inside, low = set(block), 1.0
+            for seeds, runs in failing:
+                if f := len(seeds & inside):
+                    low = min(low, tail(f, trials, len(seeds) - f, runs - trials))
+            minima.append(low)
+        minima.sort()
+        allowed = floor(alpha * len(blocks) + 1e-9)  # blocks that may fire
+        if allowed >= len(minima):
+            return cap
+        return min(cap, minima[allowed] * (1 - 1e-9))  # strictly below the first block too many
+
+    def scorers(self) -> set[str]:
+        return {name for row in self.rows.values() for name in row.cells}
+
+    def without_scorers(self, names: set[str]) -> Reference:
+        """A copy that knows nothing of these scorers (their verdicts are judged by the bars only)."""
+        rows = {rid: RowRef(sha=row.sha, cells={n: c for n, c in row.cells.items() if n not in names})
+                for rid, row in self.rows.items()}
+        return self.model_copy(update={"rows": rows})
+
+    def blocks(self, trials: int) -> list[list[int]]:
+        """Every run of `trials` consecutive accepted seeds (overlapping: more blocks, a steadier quantile)."""
+        return [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1)]
+
+    def run_stats(self, cells: dict[str, dict[str, list[int]]], failed_runs: dict[str, list[int]]) -> dict[str, float]:
+        """A gate's failing-runs statistics (see RUN_STATS), over the rows the reference holds."""
+        count = sum(f for rid, (_, f) in failed_runs.items() if rid in self.rows)
+        failures = [(f, cell.failed, cell.passed + cell.failed)
+                    for rid, per in cells.items() if rid in self.rows
+                    for name, (_, f, _) in per.items()
+                    if f and (cell := self.rows[rid].cells.get(name)) is not None]
+        return {"count": count, **_weighted(failures)}
+
+    def null_stats(self, trials: int, rows: frozenset[str]) -> list[dict[str, float]]:
+        """The same statistics for every block of `trials` accepted seeds, judged as a new gate
+        of the unchanged version: each block's failures are weighted by the rates of the *other*
+        accepted seeds (left out, as a new gate's seeds are), so a row x scorer that failed only
+        inside the block counts as never failing, as it would in a fresh gate."""
+        key = (id(self.rows), trials, rows)
+        hit = _NULL_CACHE.get(key)
+        if hit is not None and hit[0] is self.rows:  # the entry holds its rows, so their id is not reused
+            return hit[1]
+        share = trials / max(1, len(self.seeds))
+        out = []
+        for block in self.blocks(trials):
+            inside, failing, failures = set(block), 0, []
+            for rid in sorted(rows):
+                row = self.rows[rid]
+                failed_here: set[int] = set()
+                for cell in row.cells.values():
+                    seeds = [s for s in cell.failed_seeds if s in inside]
+                    failed_here.update(seeds)
+                    if seeds:
+                        failures.append((len(seeds), cell.failed - len(seeds),
+                                         (cell.passed + cell.failed) * (1 - share)))
+                failing += len(failed_here)
+            out.append({"count": failing, **_weighted(failures)})
+        if len(_NULL_CACHE) > 64:
+            _NULL_CACHE.clear()
+        _NULL_CACHE[key] = (self.rows, out)
+        return out
+
+    def runs_critical(self, trials: int, rows: frozenset[str], alpha: float) -> float:
+        """The p at or below which the failing-runs test fires: the smallest of the statistics'
+        empirical p-values is a max-statistic, calibrated on the accepted blocks so that at most
+        a fraction `alpha` of them would fire (one false-alarm budget for all three)."""
+        null = self.null_stats(trials, rows)
+        if not null:
+            return 0.0
+        columns = {k: [x[k] for x in null] for k in RUN_STATS}
+        minima = sorted(min(empirical_p(x[k], columns[k]) for k in RUN_STATS) for x in null)
+        allowed = floor(alpha * len(minima) + 1e-9)
+        return 1.0 if allowed >= len(minima) else minima[allowed] * (1 - 1e-9)
+
+
+# The failing-runs test's statistics: three score statistics for three ways a version can get
+# diffusely worse than the accepted one (evals/verdict/decide.py: runs_test).
+RUN_STATS = {
+    "count": "runs that failed some scorer (failures up where failures were usual: rates x k)",
+    "surprise": "failures weighted by -log of their accepted rate, in nats (rates up in log terms)",
+    "novelty": "failures weighted by 1 / their accepted rate (a failure mode added where the accepted "
+               "version (almost) never failed: rates + e)",
+}
+
+
+def _weighted(failures: list[tuple[int, float, float]]) -> dict[str, float]:
+    """surprise and novelty of (failures now, accepted failures, accepted applicable runs)."""
+    surprise = novelty = 0.0
+    for f, failed, applicable in failures:
+        rate = (failed + PRIOR) / (applicable + 2 * PRIOR)  # Jeffreys estimate
+        surprise -= f * log(rate)
+        novelty += f / rate
+    return {"surprise": surprise, "novelty": novelty}
+
+
+def empirical_p(value: float, null: list[float]) -> float:
+    """(1 + null values at or above it) / (1 + null values)."""
+    return (1 + sum(1 for x in null if x >= value - 1e-9)) / (1 + len(null))
+
+
+def tail(failed_now: int, runs_now: int, failed_before: int, runs_before: int) -> float:
+    """P(at least failed_now failures in runs_now) under the accepted failure rate (Beta
+    posterior from failed_before of runs_before, Jeffreys prior): a Beta-binomial tail."""
+    return beta_binomial_sf(failed_now, runs_now, failed_before + PRIOR, runs_before - failed_before + PRIOR)
+
+
+def row_sha(row: dict) -> str:
+    return hashlib.sha256(json.dumps(row, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+def cell_counts(runs) -> dict[str, dict[str, Cell]]:
+    """row id -> scorer -> Cell, from RunResults (every run counted: pass, fail or n/a)."""
+    out: dict[str, dict[str, Cell]] = {}
+    for r in runs:
+        for name, v in r.verdicts.items():
+            cell = out.setdefault(r.row_id, {}).setdefault(name, Cell())
+            if v.passed is None:
+                cell.na += 1
+            elif v.passed:
+                cell.passed += 1
+            else:
+                cell.failed += 1
+                cell.failed_seeds.append(r.trial)
+    for cells in out.values():
+        for cell in cells.values():
+            cell.failed_seeds.sort()
+    return out
+
+
+def build_reference(record, provenance: dict[str, Any]) -> Reference:
+    rows = record.row_by_id()
+    cells = cell_counts(record.runs_for(record.meta.version))
+    return Reference(provenance=provenance, seeds=list(record.meta.seeds),
+                     rows={rid: RowRef(sha=row_sha(rows[rid]), cells=c) for rid, c in cells.items()})
+
+
+def dump_reference(ref: Reference) -> str:
+    """One line per row, so a recalibration's diff reads row by row."""
+    head = json.dumps({"provenance": ref.provenance}, indent=1)[:-2] + ',\n "seeds": ' + json.dumps(ref.seeds)
+    lines = [json.dumps(rid) + ": " + row.model_dump_json() for rid, row in ref.rows.items()]
+    return head + ',\n "rows": {\n  ' + ",\n  ".join(lines) + "\n }\n}\n"
+
+
+def load_reference(path: str | Path = DEFAULT_PATH) -> Reference:
+    path = Path(path)
+    try:
+        return Reference.model_validate_json(path.read_text())
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: no reference file (run evals/calibrate.py --write, or pass --no-reference)") from exc
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from exc
+
+
+def check_judge(ref: Reference | None, judge: str, judge_scorers: set[str]) -> tuple[Reference | None, list[str]]:
+    """A judge scorer's accepted counts hold only for the judge that gave them: with another
+    judge they measure something else, so that scorer is judged by its bar only (said in a note)."""
+    accepted = (ref.provenance.get("judge") if ref is not None else None) or judge
+    if ref is None or accepted == judge or not (gone := judge_scorers & ref.scorers()):
+        return ref, []
+    return ref.without_scorers(gone), [
+        f"the accepted run was judged by {accepted}, this run by {judge}: {', '.join(sorted(gone))} judged by "
+        f"the bar only (calibrate with --judge {judge} to compare it with an accepted run)"]
+
+
+def check_rows(ref: Reference, rows: list[dict], path: str | Path = DEFAULT_PATH, *,
+               explicit: bool = True) -> tuple[Reference | None, list[str]]:
+    """The reference as it applies to these rows, and notes on what it does not cover.
+
+    An explicit --reference from another dataset (no row in common, or a row whose content
+    changed since the accepted run) is refused: exit 2, before any agent runs. The default
+    reference is only applied where it holds: rows it does not know, or whose content
+    changed, are judged by the bars only, and a dataset it knows nothing of (a user's own
+    rows) is judged by the bars alone. Both cases are said in the notes, never silent."""
+    known = [r for r in rows if r["id"] in ref.rows]
+    changed = [r["id"] for r in known if ref.rows[r["id"]].sha != row_sha(r)]
+    if explicit and rows and not known:
+        raise ConfigError(f"{path}: the reference is from another dataset (none of these {len(rows)} rows is in it; "
+                          f"its dataset sha256 {str(ref.provenance.get('dataset_sha256', '?'))[:12]}); "
+                          "recalibrate or pass --no-reference")
+    if explicit and changed:
+        raise ConfigError(f"{path}: row {changed[0]!r} changed since the accepted run"
+                          + (f" (and {len(changed) - 1} more)" if len(changed) > 1 else "")
+                          + "; recalibrate (evals/calibrate.py --write) or pass --no-reference")
+    if rows and len(changed) == len(known):
+        return None, [f"{path}: the accepted run shares no (unchanged) row with this dataset; judged by the bars only"]
+    notes = []
+    if changed:
+        notes.append(f"{len(changed)} row(s) changed since the accepted run, judged by the bars only: "
+                     + ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else ""))
+        ref = ref.model_copy(update={"rows": {k: v for k, v in ref.rows.items() if k not in set(changed)}})
+    return ref, notes
