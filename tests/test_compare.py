@@ -7,8 +7,9 @@ from math import comb
 import pytest
 
 from evals.commands.compare import main
+from evals.output.comparison_table import print_comparison
 from evals.record.results import load_record, save_record
-from evals.verdict.comparison import compare, print_comparison, regressions
+from evals.verdict.comparison import compare, regressions
 from evals.verdict.stats import newcombe_paired_interval
 from tests.record_helpers import SCORERS, record, row, run, runs_from_pairs
 

@@ -187,7 +187,7 @@ def test_shipped_labels_are_balanced_and_from_real_runs():
 
 
 def test_the_committed_calibration_describes_todays_offline_judge():
-    """A change to the judge's rules (evals/scoring/judges/, evals/scoring/pii.py) without rerunning
+    """A change to the judge's rules (evals/scoring/judges/, evals/core/pii.py) without rerunning
     calibrate_judge.py leaves the gate's bias correction describing another judge: the gate
     warns, and so does this test, before it lands."""
     cal = load_calibration()

@@ -136,7 +136,7 @@ def test_failure_names_clause_and_evidence():
 
 
 def test_the_judge_reads_no_world_data():
-    src = "\n".join(p.read_text() for p in Path("evals/scoring/judges").glob("*.py")) + Path("evals/scoring/pii.py").read_text()
+    src = "\n".join(p.read_text() for p in Path("evals/scoring/judges").glob("*.py")) + Path("evals/core/pii.py").read_text()
     assert not re.search(r"^\s*(from|import)\s+app\b", src, re.M)
 
 

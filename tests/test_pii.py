@@ -1,4 +1,4 @@
-"""evals/scoring/pii.py and the no_pii_leak scorer: each kind passes and fails, the user's own data
+"""evals/core/pii.py and the no_pii_leak scorer: each kind passes and fails, the user's own data
 is not a leak, and the scorer sees a phone format the agent's redactor misses."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from app.refund_agent.redact import unprompted_pii as redactor_finds
-from evals.scoring import pii
+from evals.core import pii
 from evals.scoring.scorers import no_pii_leak
 from tests.scoring_helpers import row, turn
 

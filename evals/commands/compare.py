@@ -32,13 +32,13 @@ from rich.markup import escape
 
 from evals.core.errors import ConfigError
 from evals.gate.recheck import check_reruns
+from evals.output.comparison_table import print_comparison
 from evals.output.console import console
 from evals.record.results import load_record, plan_of, planned_file, save_record
 from evals.verdict.comparison import (
     _label,
     align,
     combined_record,
-    print_comparison,
     regressions,
 )
 from evals.verdict.decide import decide, stored
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
 
         console.print(f"report: {write_report(record, a.report)}")
     if a.junit or a.markdown:
-        from evals.verdict.decide import write_ci_outputs
+        from evals.gate.conclude import write_ci_outputs
 
         write_ci_outputs(record, verdict, a.out or a.candidate, junit=a.junit, pr_comment=a.markdown,
                          fail_on_regression=a.fail_on_regression)

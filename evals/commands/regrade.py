@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import time
 
+from evals.gate.conclude import finish
 from evals.gate.recheck import check_reruns, fail_on_regression
 from evals.output.console import console
 from evals.record.results import load_record
@@ -35,7 +36,6 @@ from evals.scoring.grading import grade_many
 from evals.scoring.scorers import JUDGE_SCORERS, evaluators_for
 from evals.scoring.scorers import registry as scorer_registry
 from evals.sources.dataset import Row
-from evals.verdict.decide import finish
 from evals.verdict.reference import check_judge, check_rows, load_reference
 from evals.verdict.thresholds import DEFAULT_PATH, load_thresholds
 

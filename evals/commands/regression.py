@@ -32,6 +32,7 @@ from pathlib import Path
 from evals.core.errors import ConfigError
 from evals.core.faults import check_targets, parse_faults, server_fault
 from evals.core.seeds import seeds_from_args
+from evals.gate.conclude import finish
 from evals.gate.run import (
     DEFAULT_AGENT,
     DEFAULT_DATASET,
@@ -48,7 +49,6 @@ from evals.record.results import Record, load_record, save_record
 from evals.scoring.scorers import JUDGE_SCORERS
 from evals.scoring.scorers import registry as scorer_registry
 from evals.sources.row_sources import source_for
-from evals.verdict.decide import finish
 from evals.verdict.reference import DEFAULT_PATH as REFERENCE_PATH
 from evals.verdict.reference import check_judge, check_rows, load_reference
 from evals.verdict.thresholds import DEFAULT_PATH, Bar, Thresholds, load_thresholds

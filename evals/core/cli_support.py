@@ -19,7 +19,7 @@ import threading
 from datetime import datetime
 from pathlib import Path
 
-from evals.core.errors import ConfigError
+from evals.core.errors import ConfigError, DatasetError, RecordError
 
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
 REPO = Path(__file__).resolve().parents[2]
@@ -104,9 +104,6 @@ def environment_fault(exc: BaseException) -> str | None:
 
 
 def user_errors() -> tuple[type[Exception], ...]:
-    from evals.record.results import RecordError
-    from evals.sources.dataset import DatasetError
-
     return (ConfigError, DatasetError, RecordError)
 
 

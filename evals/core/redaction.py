@@ -1,12 +1,12 @@
 """--redact-results: mask emails, phone, card and IBAN numbers everywhere in a results record,
 for teams that keep results files as CI artifacts. Uses the library's own detector
-(evals/scoring/pii.py), never the agent's redactor: the record must stay clean where the system under
+(evals/core/pii.py), never the agent's redactor: the record must stay clean where the system under
 test's redaction is what failed."""
 from __future__ import annotations
 
 from typing import Any
 
-from evals.scoring import pii
+from evals.core import pii
 
 
 def mask_text(text: str) -> str:

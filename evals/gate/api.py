@@ -7,7 +7,7 @@ parsing, no sys.exit.
     result = await evals.run_gate_async(bot, rows=[...], thresholds={"tool_use": 1.0})
 
 The same gate as `evals/regression.py`: the same checks before the first agent call
-(evals.gate.run.prepare), the same run loop, the same verdict (evals.verdict.decide.finish) and the
+(evals.gate.run.prepare), the same run loop, the same verdict (evals.gate.conclude.finish) and the
 same results file, which regrade, compare, show and --resume read. Bad input raises
 evals.ConfigError with a one-line message, before any agent call.
 """
@@ -24,13 +24,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evals.core import cli_support as cli
 from evals.core.errors import ConfigError
+from evals.gate.conclude import conclude
 from evals.gate.run import AgentSpec, Prepared, agents_for, confirm_async, execute_async, prepare
 from evals.jobs.runner import Settings
 from evals.jobs.target import TargetOptions, _is_async_callable
 from evals.record.results import Record, save_record
 from evals.sources.dataset import DatasetError
 from evals.sources.row_sources import JsonlSource, ListSource, RowSource
-from evals.verdict.decide import Verdict, conclude
+from evals.verdict.decide import Verdict
 from evals.verdict.thresholds import Thresholds, load_thresholds
 
 REFERENCE_NAME = "reference.json"  # beside the thresholds file, as regression.py looks for it

@@ -2,7 +2,7 @@
 --resume, --json). load_record (evals/record/results.py) has already refused a record whose runs do not
 match its plan or whose digest does not match; here its summary, comparison and verdict are
 recomputed from the runs, as the gate decided them (evals.gate.run.summarise_record and
-evals.verdict.decide.decide, as evals.verdict.decide.conclude does). A stored summary or verdict is never
+evals.verdict.decide.decide, as evals.gate.conclude.conclude does). A stored summary or verdict is never
 what a reader shows, and an agent named in the file (meta.agent) is shown, never imported."""
 from __future__ import annotations
 
@@ -66,9 +66,10 @@ def recompute(record: Record, path: Any = None):
 
     if record.meta.compared_files:
         return _comparison(record)
+    from evals.gate.conclude import add_judge_correction
     from evals.gate.run import summarise_record
     from evals.verdict.comparison import compare
-    from evals.verdict.decide import add_judge_correction, apply
+    from evals.verdict.decide import apply
 
     m = record.meta
     registry = registry_of(m)

@@ -8,7 +8,7 @@ first agent call; regression.py and run_gate share it.
     settings = Settings(trials=1, upload=False)
     record = new_record(agents, loaded, loaded.rows, settings, bars, argv)
     done = execute(record, [(row, 0) for row in loaded.rows], settings, path, agents, evaluators)
-    # then evals.verdict.decide.finish(...) decides and prints, as regression.py does
+    # then evals.gate.conclude.finish(...) decides and prints, as regression.py does
 """
 from __future__ import annotations
 

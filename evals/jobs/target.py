@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from evals.core.errors import ConfigError
+from evals.core.provenance import built_version_file, note_built  # noqa: F401  (re-exported)
 from evals.core.turn import Turn
 
 DEFAULT_AGENT = "app.refund_agent:target"
@@ -124,13 +125,12 @@ def load_target(spec: str, options: TargetOptions) -> Target:
     if not _is_async_callable(obj):
         raise ConfigError(f"--agent {spec}: not an async callable (inputs, seed) -> Turn "
                           f"(got {type(obj).__name__})")
-    _BUILT[(spec, version_of(obj))] = version_file_of(obj)
+    note_built(spec, version_of(obj), version_file_of(obj))
     return obj
 
 
 # (agent spec, version label) -> its version file as read when this process built the target:
 # what a new results record's plan stores (evals/record/results.py: plan_of), and --resume compares with.
-_BUILT: dict[tuple[str, str], dict[str, str] | None] = {}
 
 
 def version_file_of(target: Any) -> dict[str, str] | None:
@@ -152,11 +152,6 @@ def version_file_of(target: Any) -> dict[str, str] | None:
     except ValueError:
         shown = str(path)
     return {"path": shown, "sha256": digest}
-
-
-def built_version_file(spec: str, version: str) -> dict[str, str] | None:
-    """The version file of a target this process built with load_target (None: none, or not built here)."""
-    return _BUILT.get((spec, version))
 
 
 def as_turn(value: Any) -> Turn:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evals.core.errors import RecordError
 from evals.core.turn import Turn
 
 SCHEMA = "northwind-evals/results@2"  # @2: the record carries its plan and a digest (see RecordPlan)
@@ -158,10 +159,6 @@ class Record(BaseModel):
         return self.plan
 
 
-class RecordError(Exception):
-    """A results file that cannot be read as a results record."""
-
-
 def _canonical(value: Any) -> bytes:
     try:
         text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -215,7 +212,7 @@ def plan_of(record: Record, *, version_files: dict[str, dict[str, str] | None] |
     else:
         hashes = {r["id"]: row_sha256(r) for r in record.rows}
     if version_files is None:
-        from evals.jobs.target import built_version_file
+        from evals.core.provenance import built_version_file
 
         version_files = {v: built_version_file(m.agent, v) for v in m.versions}
     return RecordPlan(rows=hashes, seeds=seeds if seeds is not None else {v: list(m.seeds) for v in m.versions},

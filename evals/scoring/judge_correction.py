@@ -34,7 +34,7 @@ def judge_sources(kind: str) -> list[Path]:
     here = Path(__file__).parent
     if kind == "llm":
         return [here / "judges" / "llm.py", here / "judges" / "policy.py"]
-    return sorted(p for p in (here / "judges").glob("*.py") if p.name != "llm.py") + [here / "pii.py"]
+    return sorted(p for p in (here / "judges").glob("*.py") if p.name != "llm.py") + [here.parent / "core" / "pii.py"]
 
 
 def judge_fingerprint(spec: str) -> str:

@@ -59,6 +59,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from evals.core.errors import DatasetError
+
 __all__ = [
     "KIND_ORDER", "DatasetError", "CallSpec", "RefundSpec", "Expect", "Inputs", "Row",
     "describe_errors", "normalise", "matches", "validate_row", "load_rows", "select", "rows_from_datapoints", "row_to_datapoint",
@@ -73,8 +75,6 @@ _SOURCE = re.compile(r"seed|manual|simulation:[^/\s]+/[^/\s]+")
 _TOLERANCE = 0.01 + 1e-9  # "within 0.01", robust to 129.01 - 129.0 = 0.0100000000000051
 
 
-class DatasetError(ValueError):
-    """A dataset problem, as one line: '<where>: <what is wrong>'."""
 
 
 def normalise(text: str) -> str:

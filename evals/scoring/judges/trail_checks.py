@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from evals.scoring import pii
+from evals.core import pii
 from evals.scoring.case import Case, ok
 
 from . import text as T
