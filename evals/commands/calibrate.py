@@ -277,7 +277,7 @@ def main(argv=None) -> int:
     reference_given = a.reference is not None
     if a.source and a.out:
         raise ConfigError("calibrate: --out names where a calibration run goes; --from runs nothing")
-    out_dir = cli.check_out_dir(a.out) if a.out else cli.REPO / "results"
+    out_dir = cli.check_out_dir(a.out or "results")
     if a.against is None:  # the Northwind agent is checked against v1 by default; another agent has no versions
         a.against = "v1" if a.agent == DEFAULT_AGENT else "none"
     against = None if a.against in ("none", "") else a.against

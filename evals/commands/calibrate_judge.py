@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--judge", default="offline", help="judge to measure: offline | openai:<m> | orq:<m>")
     p.add_argument("--split", choices=["test", "dev"], default="test", help="which labels (default test)")
     p.add_argument("--labels", default=str(DEFAULT_LABELS), help="labelled examples (JSONL)")
-    p.add_argument("--out", default=str(cli.REPO / "results"), help="where the disagreements file goes")
+    p.add_argument("--out", default="results", help="where the disagreements file goes")
     p.add_argument("--calibration", default=str(CALIBRATION_PATH),
                    help="where the test-split result is stored (default evals/judge_calibration.json)")
     p.add_argument("--no-store", action="store_true", help="do not store the calibration, even on the test split")

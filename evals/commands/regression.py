@@ -79,7 +79,7 @@ def parser() -> argparse.ArgumentParser:
                    help="provider retries on 429/5xx/connection errors, with backoff (default 8)")
     p.add_argument("--transport", choices=["memory", "stdio"], default="memory", help="how to reach the MCP server")
     p.add_argument("--thresholds", default=str(DEFAULT_PATH), help="bars file (default evals/thresholds.toml)")
-    p.add_argument("--out", default=str(cli.REPO / "results"), help="results directory")
+    p.add_argument("--out", default="results", help="results directory")
     p.add_argument("--no-upload", action="store_true", help="do not upload to orq.ai even if ORQ_API_KEY is set")
     p.add_argument("--quiet", action="store_true", help="skip evaluatorq's own progress and table")
     p.add_argument("--evaluatorq-table", action="store_true",

@@ -59,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per agent run before it fails as 'timeout'")
     p.add_argument("--dataset", default=str(DATASETS / "northwind.jsonl"),
                    help="dataset to check findings against (which failures no row has yet)")
-    p.add_argument("--out", default=str(cli.REPO / "results"), help="results directory")
+    p.add_argument("--out", default="results", help="results directory")
     return p
 
 
