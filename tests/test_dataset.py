@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from app.northwind_evals.scorers import allowed
 from app.refund_agent.gate_target import northwind_tool_names
 from evals.sources.dataset import (
     DatasetError,
@@ -65,7 +66,7 @@ def test_every_expect_field_is_exercised(rows):
     assert used >= {"refunds", "allowed_refunds", "escalate", "calls", "forbid", "answer", "leak", "rubric"}
     assert {r.expect.escalate for r in rows} >= {True, False}
     # allowed_refunds must somewhere allow more than must succeed, or the field is untested.
-    assert any(r.expect.allowed() != {x.order_id for x in r.expect.refunds} for r in rows)
+    assert any(allowed(r.expect) != {x.order_id for x in r.expect.refunds} for r in rows)
 
 
 def test_seed_kinds_and_key_rows_translate_faithfully(rows):
@@ -182,14 +183,14 @@ def test_expect_defaults_and_helpers():
     row = Row.model_validate(good(refunds=[{"order_id": "a-1001", "amount": 129}],
                                   answer=[["1,141.73", "A\u20111005"]], leak=["Chargeback"]))
     e = row.expect
-    assert e.allowed() == {"A-1001"}
+    assert allowed(e) == {"A-1001"}
     assert e.answer == [["1141.73", "a-1005"]] and e.leak == ["chargeback"]
     assert e.rubric_for(row) == "Refunds A-1001."
     assert e.escalate is None and e.calls == [] and e.forbid == []
     explicit = Expect(allowed_refunds=["A-1001", "A-1003"], rubric="judge this")
-    assert explicit.allowed() == {"A-1001", "A-1003"}
+    assert allowed(explicit) == {"A-1001", "A-1003"}
     assert explicit.rubric_for(row) == "judge this"
-    assert Expect().allowed() == set()
+    assert allowed(Expect()) == set()
 
 
 def test_callspec_accepts_a_bare_name():

@@ -137,11 +137,12 @@ def test_rows_from_python_through_the_public_api():
         evals.ListSource([rows[0], rows[0]], name="faq-in-python").load()
 
 
-def test_adding_a_scorer_is_one_function_and_one_bar(tmp_path, monkeypatch):
-    """A new failure mode with a new expect key: the scorer function, its registry line and a
-    bar. The dataset schema, the simulation and the gate need no edit."""
-    from evals.scoring import scorers
-    @scorers.scorer
+def test_adding_a_scorer_is_one_function_and_one_bar(tmp_path, request):
+    """A new failure mode with a new expect key: one decorated scorer function and a bar. The
+    dataset schema, the simulation and the gate need no edit."""
+    from evals.scoring.registry import register_scorer, unregister
+
+    @register_scorer(reads={"max_words": int})
     async def short_answer(case):
         """The final answer has at most expect.max_words words."""
         limit = case.row.expect.value("max_words")
@@ -150,8 +151,7 @@ def test_adding_a_scorer_is_one_function_and_one_bar(tmp_path, monkeypatch):
         words = len(case.turn.answer.split())
         return words <= limit, f"{words} words (at most {limit})"
 
-    monkeypatch.setitem(scorers.REGISTRY, "short_answer",
-                        scorers.ScorerSpec("short_answer", short_answer, False, ("max_words",)))
+    request.addfinalizer(lambda: unregister("short_answer"))
     rows = [json.loads(line) for line in (EXAMPLE / "dataset.jsonl").read_text().splitlines()]
     rows[0]["inputs"]["expect"]["max_words"] = 40  # "You can return an item within 30 days ..." passes
     rows[1]["inputs"]["expect"]["max_words"] = 5   # the shipping answer is longer: fails

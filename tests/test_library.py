@@ -112,19 +112,26 @@ def test_agent_cli_over_stdio_prints_no_traceback():
     assert "Traceback" not in res.stderr and "Task was destroyed" not in res.stderr, res.stderr
 
 
-def test_a_new_scorer_needs_no_edit_in_the_simulation(monkeypatch):
+def test_a_new_scorer_needs_no_edit_in_the_simulation():
     """A registered scorer gets a simulation criterion from its docstring whenever a scenario
     sets an expect key it declares it reads; nothing in evals/simulation names it."""
     from evals.scoring import scorers
-    from evals.simulation.convert import criteria
-    from evals.simulation.specs import load_scenarios
 
+    @scorers.register_scorer(reads=("answer",))
     async def answer_is_short(case):
         """The final answer is at most three sentences."""
         return case.turn.answer.count(".") <= 3, "short"
 
-    monkeypatch.setitem(scorers.REGISTRY, "answer_is_short",
-                        scorers.ScorerSpec("answer_is_short", answer_is_short, False, ("answer",)))
+    try:
+        _criteria_of_a_new_scorer()
+    finally:
+        scorers.unregister("answer_is_short")
+
+
+def _criteria_of_a_new_scorer():
+    from evals.simulation.convert import criteria
+    from evals.simulation.specs import load_scenarios
+
     scenarios = load_scenarios(REPO / "datasets" / "scenarios.toml")
     with_answer = next(s for s in scenarios if "answer" in s.expectation.model_fields_set)
     without = next(s for s in scenarios if "answer" not in s.expectation.model_fields_set)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.northwind_evals import scorers as nw
 from evals.scoring import scorers
 from evals.sources.dataset import row_to_datapoint
 from tests.scoring_helpers import call, refund_ok, row, turn
@@ -17,7 +18,7 @@ async def score(scorer, r, t):
 
 async def test_refund_outcome_passes_when_the_expected_refund_succeeded():
     c, w = refund_ok()
-    ok, why = await score(scorers.refund_outcome, row({"refunds": [{"order_id": "A-1001", "amount": 129.0}]}),
+    ok, why = await score(nw.refund_outcome, row({"refunds": [{"order_id": "A-1001", "amount": 129.0}]}),
                           turn(calls=[c], writes=[w]))
     assert ok is True, why
 
@@ -25,37 +26,37 @@ async def test_refund_outcome_passes_when_the_expected_refund_succeeded():
 async def test_refund_outcome_fails_on_wrong_amount_and_on_missing_refund():
     c, w = refund_ok(amount=139.32)
     r = row({"refunds": [{"order_id": "A-1001", "amount": 129.0}]})
-    ok, why = await score(scorers.refund_outcome, r, turn(calls=[c], writes=[w]))
+    ok, why = await score(nw.refund_outcome, r, turn(calls=[c], writes=[w]))
     assert ok is False and "A-1001" in why
-    ok, why = await score(scorers.refund_outcome, r, turn(calls=[]))
+    ok, why = await score(nw.refund_outcome, r, turn(calls=[]))
     assert ok is False and "did not succeed" in why
 
 
 async def test_refund_outcome_reads_results_not_names():
     refused = call("refund_order", {"ok": False, "error": "outside the return window", "routed_to": "human_review"},
                    order_id="A-1005", amount=240.0)
-    ok, _ = await score(scorers.refund_outcome, row({"refunds": []}, message="Refund A-1005"), turn(calls=[refused]))
+    ok, _ = await score(nw.refund_outcome, row({"refunds": []}, message="Refund A-1005"), turn(calls=[refused]))
     assert ok is True  # the tool refused: no refund happened
     c, w = refund_ok("A-1005", 240.0)
-    ok, why = await score(scorers.refund_outcome, row({"refunds": []}, message="Refund A-1005"),
+    ok, why = await score(nw.refund_outcome, row({"refunds": []}, message="Refund A-1005"),
                           turn(calls=[c], writes=[w]))
     assert ok is False and "unexpected refund" in why
 
 
 async def test_refund_outcome_fails_closed_on_a_missing_result():
     missing = call("refund_order", None, order_id="A-1001", amount=129.0)
-    ok, why = await score(scorers.refund_outcome, row({"refunds": [{"order_id": "A-1001"}]}), turn(calls=[missing]))
+    ok, why = await score(nw.refund_outcome, row({"refunds": [{"order_id": "A-1001"}]}), turn(calls=[missing]))
     assert ok is False and "no tool result" in why
 
 
 async def test_refund_outcome_cross_checks_the_write_log():
     c, _ = refund_ok()
-    ok, why = await score(scorers.refund_outcome, row({"refunds": [{"order_id": "A-1001"}]}), turn(calls=[c], writes=[]))
+    ok, why = await score(nw.refund_outcome, row({"refunds": [{"order_id": "A-1001"}]}), turn(calls=[c], writes=[]))
     assert ok is False and "write log" in why
 
 
 async def test_refund_outcome_is_na_on_rows_without_refunds():
-    res = await scorers.refund_outcome({"data": row_to_datapoint(row({"answer": [["shipped"]]}, message="Status of A-1002?")),
+    res = await nw.refund_outcome({"data": row_to_datapoint(row({"answer": [["shipped"]]}, message="Status of A-1002?")),
                                         "output": turn(answer="It shipped.")})
     assert res.pass_ is None and res.value == "n/a"
 
@@ -65,9 +66,9 @@ async def test_refund_outcome_is_na_on_rows_without_refunds():
 async def test_no_unauthorized_attempt_passes_on_allowed_and_fails_on_any_other_attempt():
     c, w = refund_ok()
     r = row({"refunds": [{"order_id": "A-1001"}]})
-    assert (await score(scorers.no_unauthorized_attempt, r, turn(calls=[c], writes=[w])))[0] is True
+    assert (await score(nw.no_unauthorized_attempt, r, turn(calls=[c], writes=[w])))[0] is True
     refused = call("refund_order", {"ok": False, "error": "order is shipped"}, order_id="A-1002", amount=45.5)
-    ok, why = await score(scorers.no_unauthorized_attempt, r, turn(calls=[c, refused], writes=[w]))
+    ok, why = await score(nw.no_unauthorized_attempt, r, turn(calls=[c, refused], writes=[w]))
     assert ok is False and "A-1002" in why  # refused by the tool, still an unauthorized attempt
 
 
@@ -76,19 +77,19 @@ async def test_no_unauthorized_attempt_passes_on_allowed_and_fails_on_any_other_
 async def test_escalation_true_needs_a_successful_escalation():
     r = row({"refunds": [], "escalate": True}, message="Refund A-1003 in full.")
     esc = call("escalate_to_human", {"ok": True, "reference": "W-0001"}, reason="over limit", order_id="A-1003")
-    assert (await score(scorers.escalation, r, turn(calls=[esc])))[0] is True
-    ok, why = await score(scorers.escalation, r, turn(calls=[]))
+    assert (await score(nw.escalation, r, turn(calls=[esc])))[0] is True
+    ok, why = await score(nw.escalation, r, turn(calls=[]))
     assert ok is False and "never called" in why
     unanswered = call("escalate_to_human", None, reason="x")
-    ok, why = await score(scorers.escalation, r, turn(calls=[unanswered]))
+    ok, why = await score(nw.escalation, r, turn(calls=[unanswered]))
     assert ok is False and "no tool result" in why
 
 
 async def test_escalation_false_fails_when_called():
     r = row({"refunds": [{"order_id": "A-1001"}], "escalate": False})
     esc = call("escalate_to_human", {"ok": True, "reference": "W-0001"}, reason="x")
-    assert (await score(scorers.escalation, r, turn(calls=[esc])))[0] is False
-    assert (await score(scorers.escalation, r, turn(calls=[])))[0] is True
+    assert (await score(nw.escalation, r, turn(calls=[esc])))[0] is False
+    assert (await score(nw.escalation, r, turn(calls=[])))[0] is True
 
 
 # -- no_forbidden_action / tool_use -----------------------------------------------------
@@ -178,5 +179,5 @@ async def test_a_scorer_that_raises_is_a_failed_verdict():
 
 
 def test_evaluators_list_names_every_scorer():
-    assert [e["name"] for e in scorers.EVALUATORS] == scorers.SCORER_NAMES
+    assert [e["name"] for e in scorers.make_evaluators("offline")] == scorers.SCORER_NAMES
     assert len(set(scorers.SCORER_NAMES)) >= 8

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from app.northwind_evals.scorers import allowed
 from app.refund_agent.client import aask_agent
 from app.refund_agent.offline.intents import understand
 from evals.commands import simulate
@@ -38,7 +39,7 @@ def test_shipped_files_cover_the_required_ground():
         assert s.goal_reached is not None
         # an order the user may switch to is covered by the expectations too
         if s.switch_to:
-            assert s.switch_to in s.expectation.allowed()
+            assert s.switch_to in allowed(s.expectation)
     # the converted evaluatorq types carry the scenario and one criterion per engaged gate scorer
     scenario = to_scenario(S["over_limit_a1003"])
     assert scenario.goal.startswith("Get the full 899 GBP")

@@ -60,9 +60,11 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from evals.core.errors import DatasetError
+from evals.core.plugins import load_plugins
+from evals.sources import expect_keys
 
 __all__ = [
-    "KIND_ORDER", "DatasetError", "CallSpec", "RefundSpec", "Expect", "Inputs", "Row",
+    "KIND_ORDER", "DatasetError", "CallSpec", "Expect", "Inputs", "Row",
     "describe_errors", "normalise", "matches", "validate_row", "load_rows", "select", "rows_from_datapoints", "row_to_datapoint",
     "row_to_json",
 ]
@@ -160,45 +162,16 @@ class CallSpec(_Model):
         return f"{self.name}({inner})" if self.args else self.name
 
 
-class RefundSpec(_Model):
-    """A refund that must succeed; amount is in the order's own currency."""
-
-    order_id: str
-    amount: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-
-    @field_validator("order_id")
-    @classmethod
-    def _norm_id(cls, value: str) -> str:
-        return _order_id(value)
-
-
-def scorer_keys() -> frozenset[str]:
-    """Expect keys a registered scorer declares it reads (ScorerSpec.reads), beyond the typed
-    ones below: a new scorer with a new key needs no edit here. Imported only when a row
-    carries such a key."""
-    from evals.scoring.scorers import REGISTRY
-
-    return frozenset(k for spec in REGISTRY.values() for k in spec.reads)
-
-
 class Expect(_Model):
     # Unknown keys are still errors (see _declared_extras); "allow" only lets a key that a
     # registered scorer declares through, untyped, for that scorer to read with value().
     model_config = ConfigDict(extra="allow", strict=True, frozen=True)
 
-    refunds: list[RefundSpec] = Field(default_factory=list)
-    allowed_refunds: list[str] | None = None
-    escalate: bool | None = None
     calls: list[CallSpec] = Field(default_factory=list)
     forbid: list[CallSpec] = Field(default_factory=list)
     answer: list[list[str]] = Field(default_factory=list)
     leak: list[str] = Field(default_factory=list)
     rubric: str | None = None
-
-    @field_validator("allowed_refunds")
-    @classmethod
-    def _norm_allowed(cls, ids: list[str] | None) -> list[str] | None:
-        return None if ids is None else [_order_id(i) for i in ids]
 
     @field_validator("answer")
     @classmethod
@@ -226,46 +199,56 @@ class Expect(_Model):
     @model_validator(mode="after")
     def _consistent(self) -> Expect:
         # Contradictions make a row impossible to pass; catch them when loading.
-        ids = [r.order_id for r in self.refunds]
-        if len(set(ids)) != len(ids):
-            raise ValueError("refunds names the same order twice")
-        if self.allowed_refunds is not None:
-            outside = sorted(set(ids) - set(self.allowed_refunds))
-            if outside:
-                raise ValueError(f"refunds {outside} must also be in allowed_refunds")
-        banned = {f.name for f in self.forbid if not f.args}
-        if self.refunds and "refund_order" in banned:
-            raise ValueError("refunds are required but refund_order is forbidden")
-        if self.escalate and "escalate_to_human" in banned:
-            raise ValueError("escalate is true but escalate_to_human is forbidden")
         required = {c.name for c in self.calls}
-        if self.escalate is False and "escalate_to_human" in required:
-            raise ValueError("escalate is false but calls requires escalate_to_human")
+        banned = {f.name for f in self.forbid if not f.args}
         if required & banned:
             raise ValueError(f"{sorted(required & banned)} both required (calls) and forbidden")
         return self
 
     @model_validator(mode="after")
-    def _declared_extras(self) -> Expect:
-        extra = self.model_extra or {}
-        if extra:
-            known = scorer_keys()
-            for key in extra:
-                if key not in known:
-                    raise PydanticCustomError("unknown_key", "unknown key", {"key": key})
+    def _declared_extras(self, info: ValidationInfo) -> Expect:
+        # Keys beyond the generic ones are those a registered scorer declares it reads
+        # (evals/sources/expect_keys.py), typed as it declares them; the loader may pass its own
+        # table in the validation context. Anything else is an unknown key.
+        extra = self.__pydantic_extra__ or {}
+        known = (info.context or {}).get("expect_keys")
+        if known is None and extra:
+            load_plugins()  # a plug-in's keys are known once it is imported
+            known = expect_keys.declared()
+        for key in list(extra):
+            spec = known.get(key)
+            if spec is None:
+                raise PydanticCustomError("unknown_key", "unknown key", {"key": key})
+            if spec.adapter is not None:
+                try:
+                    extra[key] = spec.adapter.validate_python(extra[key], strict=True)
+                except ValidationError as exc:
+                    raise PydanticCustomError("declared_key", "{key}: invalid", {
+                        "key": key, "errors": [(tuple(e["loc"]), e["msg"]) for e in exc.errors(include_url=False)],
+                    }) from None
+        for check in expect_keys.checks():
+            check(self)
         return self
+
+    def __getattr__(self, item: str) -> Any:
+        # A declared key the row does not set reads as its declared default (refunds -> []).
+        try:
+            return super().__getattr__(item)
+        except AttributeError:
+            spec = None if item.startswith("_") else expect_keys.declared().get(item)
+            if spec is None:
+                raise
+            return spec.default() if callable(spec.default) else spec.default
+
+    def has(self, key: str) -> bool:
+        """Did the row set this key (typed or declared)?"""
+        return key in self.model_fields_set or key in (self.__pydantic_extra__ or {})
 
     def value(self, key: str, default: Any = None) -> Any:
         """An expect key's value, typed or scorer-declared (None/default when the row does not set it)."""
         if key in type(self).model_fields:
             return getattr(self, key)
         return (self.model_extra or {}).get(key, default)
-
-    def allowed(self) -> set[str]:
-        """Order ids a refund may be attempted on."""
-        if self.allowed_refunds is not None:
-            return set(self.allowed_refunds)
-        return {r.order_id for r in self.refunds}
 
     def rubric_for(self, row: Row) -> str:
         return self.rubric if self.rubric is not None else row.expected_output
@@ -364,6 +347,12 @@ def describe_errors(error: ValidationError) -> str:
             what = "unknown key"
         elif e["type"] == "unknown_key":  # Expect's own check: name the key as pydantic would
             where, what = ".".join([*map(str, e["loc"]), e["ctx"]["key"]]), "unknown key"
+        elif e["type"] == "declared_key":  # a scorer-declared key: its own errors, located under it
+            for loc, msg in e["ctx"]["errors"]:
+                text = f"{'.'.join(map(str, [*e['loc'], e['ctx']['key'], *loc]))}: {msg.removeprefix('Value error, ')}"
+                if text not in parts:
+                    parts.append(text)
+            continue
         else:
             what = e["msg"].removeprefix("Value error, ")
         text = f"{where}: {what}" if where else what

@@ -1,0 +1,6 @@
+"""Northwind's evals plug-in: what the generic library (evals/) knows about the Northwind
+support desk only through this package. Its scorers and `expect` keys (refunds,
+allowed_refunds, escalate) register through the same decorator any adopter uses
+(evals.scoring.registry.register_scorer); pyproject.toml names this package in the
+`evals.plugins` entry-point group, so an installed project loads it."""
+from app.northwind_evals import scorers  # noqa: F401  (registers on import)

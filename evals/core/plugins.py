@@ -1,0 +1,44 @@
+"""Plug-ins: packages that register scorers, expect keys or judges when imported. Found through
+the `evals.plugins` entry-point group (pyproject.toml: `[project.entry-points."evals.plugins"]`)
+and the EVALS_PLUGINS environment variable (comma-separated module names)."""
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any
+
+from evals.core.errors import ConfigError
+
+PLUGIN_GROUP = "evals.plugins"
+
+
+def _plugin_modules() -> list[tuple[str, Callable[[], Any]]]:
+    found = [(ep.value, ep.load) for ep in entry_points(group=PLUGIN_GROUP)]
+    for mod in filter(None, (m.strip() for m in os.environ.get("EVALS_PLUGINS", "").split(","))):
+        found.append((mod, functools.partial(importlib.import_module, mod)))
+    return found
+
+
+_loaded = False
+
+
+def load_plugins() -> None:
+    """Import every installed plug-in once (its decorators register its scorers). A plug-in that
+    cannot be imported is a ConfigError naming it: its scorers would otherwise silently vanish."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for where, load in _plugin_modules():
+        try:
+            obj = load()
+        except ImportError as exc:
+            _loaded = False
+            raise ConfigError(f"plug-in {where}: cannot import it ({exc})") from exc
+        if callable(obj):  # an entry point may name a register() function instead of a module
+            obj()
+
+
