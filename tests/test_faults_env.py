@@ -123,7 +123,7 @@ def test_guarded_maps_os_errors_and_import_errors_to_one_line_and_exit_2(capsys)
 def test_a_cache_the_disk_refuses_costs_entries_not_runs(tmp_path, monkeypatch, capsys):
     import sqlite3
 
-    from app.refund_agent.cache import CountingCache, _sqlite_cache_class
+    from evals.jobs.model_cache import CountingCache, _sqlite_cache_class
 
     cache = CountingCache(tmp_path / "c.sqlite")
 

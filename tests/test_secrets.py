@@ -54,7 +54,7 @@ def test_no_file_the_gate_writes_holds_a_password_from_the_base_url(tmp_path, mo
 
 
 def test_an_existing_world_readable_cache_becomes_private(tmp_path):
-    from app.refund_agent.cache import CountingCache
+    from evals.jobs.model_cache import CountingCache
 
     path = tmp_path / "old.sqlite"
     path.touch(mode=0o644)

@@ -4,3 +4,4 @@ allowed_refunds, escalate) register through the same decorator any adopter uses
 (evals.scoring.registry.register_scorer); pyproject.toml names this package in the
 `evals.plugins` entry-point group, so an installed project loads it."""
 from app.northwind_evals import scorers  # noqa: F401  (registers on import)
+from app.refund_agent import models  # noqa: F401  (registers Northwind's offline model as `offline`)

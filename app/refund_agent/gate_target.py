@@ -69,6 +69,14 @@ class RefundAgent:
 
         validate_row(row)
 
+    def conversation(self, seed: int):
+        """One live conversation (one server world, one message history), for the simulation."""
+        from .client import Conversation
+
+        o = self.options
+        return Conversation(self.spec, model=o.model, seed=seed, transport=o.transport, max_retries=o.max_retries,
+                            model_timeout=o.timeout)
+
     async def __call__(self, inputs: dict[str, Any], seed: int) -> Turn:
         from .client import aask_agent
 

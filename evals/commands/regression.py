@@ -171,7 +171,7 @@ def server_fault_env(value: str | None):
 def enable_cache(path: str | None) -> object | None:
     if not path:
         return None
-    from app.refund_agent.cache import enable_cache as enable
+    from evals.jobs.model_cache import enable_cache as enable
 
     return enable(path)
 
@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         return _main(a, argv)
     finally:
         if a.cache:  # the cache is process-wide (LangChain's global): it ends with this gate
-            from app.refund_agent.cache import disable_cache
+            from evals.jobs.model_cache import disable_cache
 
             disable_cache()
 

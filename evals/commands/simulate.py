@@ -31,9 +31,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from app.refund_agent.models import parse_spec
-from app.refund_agent.versions import load_version
 from evals.core.errors import ConfigError
+from evals.jobs.target import DEFAULT_AGENT
 from evals.output.console import console
 from evals.scoring.scorers import make_evaluators
 from evals.simulation.report import print_summary, summarise, write_summary
@@ -46,6 +45,7 @@ DATASETS = cli.REPO / "datasets"
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="evals/simulate.py", description=__doc__.splitlines()[0])
+    p.add_argument("--agent", default=DEFAULT_AGENT, help=f"the agent to talk to: module:attr (default {DEFAULT_AGENT})")
     p.add_argument("--version", default="v2", help="agent version to talk to (default v2)")
     p.add_argument("--model", help="override the version's model: offline[:...] | openai:<m> | orq:<m>")
     p.add_argument("--scenarios", default=str(DATASETS / "scenarios.toml"))
@@ -68,15 +68,12 @@ def check_args(a: argparse.Namespace) -> None:
         if getattr(a, name) < low:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
     cli.check_positive(a.timeout, "--timeout")
-    load_version(a.version)
-    if a.model:
-        parse_spec(a.model)
     cli.check_keys(a.model, "--model")
     cli.check_keys(a.judge, "--judge")
     cli.check_out_dir(a.out)
-    if parse_spec(a.sim_model).provider != "offline":
-        from app.refund_agent.models import make_model
+    from evals.jobs.models import make_model, parse_spec
 
+    if parse_spec(a.sim_model).provider != "offline":
         make_model(a.sim_model)  # a missing key is a one-line error now, not mid-run
 
 
@@ -98,12 +95,17 @@ def out_dir(root: str, version: str) -> Path:
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(sys.argv[1:] if argv is None else argv)
     check_args(a)
+    from evals.jobs.models import parse_spec
+    from evals.jobs.target import TargetOptions, load_target
+
+    # unknown agent, version or model: a one-line error here, before any conversation
+    agent = load_target(a.agent, TargetOptions(version=a.version, model=a.model, timeout=a.timeout))
     personas = pick(load_personas(a.personas), a.only_persona, "--only-persona")
     scenarios = pick(load_scenarios(a.scenarios), a.only_scenario, "--only-scenario")
     evaluators = make_evaluators(a.judge)
     settings = Settings(version=a.version, model=a.model, sim_model=str(parse_spec(a.sim_model)), judge=a.judge,
                         seeds=a.seeds, max_turns=a.max_turns, evaluators=evaluators, timeout=a.timeout,
-                        known=known_turns(load_rows(a.dataset)))
+                        known=known_turns(load_rows(a.dataset)), target=agent)
     target = out_dir(a.out, a.version)
     started = datetime.now().isoformat(timespec="seconds")
     done = [0]
@@ -116,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
     records = asyncio.run(run_all(personas, scenarios, settings, target.name, on_record=progress))
     write_records(records, target)
-    meta = {"run": target.name, "version": a.version, "model": a.model or load_version(a.version).model,
+    meta = {"run": target.name, "version": a.version, "model": a.model or str(getattr(agent, "model", "") or ""),
             "sim_model": settings.sim_model, "judge": a.judge, "seeds": a.seeds, "max_turns": a.max_turns,
             "scenarios": [s.id for s in scenarios], "personas": [p.id for p in personas],
             "dataset": a.dataset, "git_commit": cli.git_commit(), "started": started}

@@ -24,7 +24,7 @@ from evals.core.errors import ConfigError, DatasetError, RecordError
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
 REPO = Path(__file__).resolve().parents[2]
 SQLITE_MAGIC = b"SQLite format 3\x00"
-# model spec prefix -> the environment variable its provider needs (see app/refund_agent/models.py)
+# model spec prefix -> the environment variable its provider needs (see evals/jobs/models.py)
 KEY_FOR = {"openai": "OPENAI_API_KEY", "orq": "ORQ_API_KEY"}
 
 

@@ -22,13 +22,12 @@ from typing import Any
 def _worker_main(conn, cache_path: str | None) -> None:
     """A worker: requests (id, kwargs) in, (id, turn dict | error text) out, many in flight."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when work stops
-    from app.refund_agent.client import aask_agent
     from evals.core.cli_support import quiet_logs
 
     quiet_logs()
     cache = None
     if cache_path:
-        from app.refund_agent.cache import enable_cache
+        from evals.jobs.model_cache import enable_cache
 
         cache = enable_cache(cache_path)
     loop = asyncio.new_event_loop()
@@ -42,15 +41,12 @@ def _worker_main(conn, cache_path: str | None) -> None:
 
     async def serve(req_id: int, kwargs: dict) -> None:
         try:
-            if "agent" in kwargs:  # run_target: any --agent, rebuilt here from its spec
-                from evals.jobs.target import as_turn, load_target
+            from evals.jobs.target import as_turn, load_target  # any --agent, rebuilt here from its spec
 
-                key = (kwargs["agent"], kwargs["options"])
-                if key not in targets:
-                    targets[key] = load_target(*key)
-                turn = as_turn(await targets[key](kwargs["inputs"], kwargs["seed"]))
-            else:
-                turn = await aask_agent(**kwargs)
+            key = (kwargs["agent"], kwargs["options"])
+            if key not in targets:
+                targets[key] = load_target(*key)
+            turn = as_turn(await targets[key](kwargs["inputs"], kwargs["seed"]))
             send((req_id, turn.model_dump(mode="json"), None))
         except Exception as exc:  # the parent turns this into a failed Turn
             send((req_id, None, f"{type(exc).__name__}: {exc}"))

@@ -7,10 +7,12 @@ through ORQ_API_KEY / OPENAI_API_KEY and cannot run offline. Ours keep its contr
 (update_context / generate_first_message / respond_async; evaluate -> Judgment with
 per-criterion occurrence) and are deterministic.
 
-The target keeps one live conversation per simulated dialogue (app.refund_agent.client.
-Conversation): each step adds the newest user turn to the same message history and the
-same server world, so the agent answers exactly the history the simulated user saw, also
-with a real model. The Turn after every prefix is kept and later re-scored exactly
+The target keeps one live conversation per simulated dialogue when the Target offers one
+(`target.conversation(seed)`, an object with `await ask(text, timeout=) -> Turn` and
+`await aclose()`; Northwind's opens one server world and one message history): each step adds
+the newest user turn to the same history, so the agent answers exactly the history the
+simulated user saw, also with a real model. A plain Target is replayed: the turns so far
+are sent again as `{"turns": [...]}` each step. The Turn after every prefix is kept and later re-scored exactly
 (scoring.locate).
 """
 from __future__ import annotations
@@ -22,7 +24,6 @@ from evaluatorq.simulation.contracts import Criterion, CriterionVerdict, Judgmen
 from evaluatorq.simulation.hooks import DefaultHooks
 from evaluatorq.simulation.utils.prompt_builders import build_scenario_user_context
 
-from app.refund_agent.client import Conversation
 from evals.core.turn import Turn
 from evals.record.results import Verdict
 from evals.sources.dataset import DatasetError
@@ -48,14 +49,42 @@ def split_roles(messages, agent_role: str) -> tuple[list[str], list[str]]:
     return users, agent
 
 
+class Replay:
+    """A conversation with a plain Target: every step sends the whole history of user turns."""
+
+    def __init__(self, target, seed: int):
+        self.target, self.seed, self.said = target, seed, []
+
+    async def ask(self, text: str, *, timeout: float | None = None) -> Turn:
+        import asyncio
+
+        from evals.jobs.target import as_turn
+
+        self.said.append(text)
+        try:
+            async with asyncio.timeout(timeout):
+                return as_turn(await self.target({"turns": list(self.said)}, self.seed))
+        except TimeoutError:
+            return self._failed("timeout")
+        except Exception as exc:  # fail closed: the failed run is scored as one
+            return self._failed(f"{type(exc).__name__}: {exc}")
+
+    def _failed(self, why: str) -> Turn:
+        return Turn(version=str(getattr(self.target, "version", "?")), model=str(getattr(self.target, "model", "?")),
+                    seed=self.seed, error=why)
+
+    async def aclose(self) -> None:
+        return None
+
+
 class Conversations:
     """The Turns one simulate() call produced, by their user turns; shared by its target,
     user simulator and judge (one persona, one seed)."""
 
-    def __init__(self, version: str, model: str | None, seed: int, timeout: float | None = None):
-        self.version, self.model, self.seed, self.timeout = version, model, seed, timeout
+    def __init__(self, target, seed: int, timeout: float | None = None):
+        self.agent, self.seed, self.timeout = target, seed, timeout
         self.turns: dict[tuple[str, ...], Turn] = {}  # the Turn after each prefix of user turns
-        self.live: dict[tuple[str, ...], Conversation] = {}  # open conversations, by the turns so far
+        self.live: dict[tuple[str, ...], object] = {}  # open conversations, by the turns so far
         # What the judge concluded depends on the scenario too: keyed (scenario id, turns).
         self.verdicts: dict[tuple[str, tuple[str, ...]], dict[str, Verdict]] = {}
         self.ended: dict[tuple[str, tuple[str, ...]], str] = {}
@@ -66,7 +95,8 @@ class Conversations:
             # continue the conversation that produced the previous prefix; a new one otherwise
             conv = self.live.pop(key[:-1], None)
             if conv is None:
-                conv = Conversation(self.version, model=self.model, seed=self.seed)
+                opener = getattr(self.agent, "conversation", None)
+                conv = opener(self.seed) if opener is not None else Replay(self.agent, self.seed)
                 for earlier in turns[:-1]:
                     await conv.ask(earlier, timeout=self.timeout)
             self.turns[key] = await conv.ask(turns[-1], timeout=self.timeout)

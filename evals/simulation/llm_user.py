@@ -1,5 +1,5 @@
 """A simulated user played by an LLM (--sim-model openai:<m> | orq:<m>), through the
-same model layer as the agent (app.refund_agent.models.make_model).
+same model layer as the agent (evals.jobs.models.make_model).
 
 The prompt is evaluatorq's own user-simulator prompt, persona and scenario text
 (its prompt builders), plus the facts and tactics the offline user works from. When
@@ -12,7 +12,7 @@ from evaluatorq.simulation._usage import UsageTracking
 from evaluatorq.simulation.agents.user_simulator import DEFAULT_USER_SIMULATOR_PROMPT
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from app.refund_agent.models import make_model
+from evals.jobs.models import make_model
 
 from .agents import ScenarioLookup, text_of
 from .reading import read_answer

@@ -17,7 +17,6 @@ from evaluatorq.simulation.contracts import SimulationDatapoint
 from evaluatorq.simulation.utils.prompt_builders import build_datapoint_system_prompt
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.refund_agent.models import parse_spec
 from evals.record.results import Verdict
 from evals.sources.dataset import Row
 
@@ -76,6 +75,7 @@ class Settings:
     evaluators: list[dict]
     timeout: float | None  # seconds per agent run (one replay of the turns so far)
     known: dict[tuple[str, ...], list[str]]  # user turns -> dataset row ids
+    target: object = None  # the agent (an evals Target), built once from --agent
 
 
 def known_turns(rows: list[Row]) -> dict[tuple[str, ...], list[str]]:
@@ -86,7 +86,7 @@ def known_turns(rows: list[Row]) -> dict[tuple[str, ...], list[str]]:
 
 
 def _make_user(persona: PersonaSpec, scenarios: list[ScenarioSpec], seed: int, sim_model: str):
-    if parse_spec(sim_model).provider == "offline":
+    if sim_model.split(":", 1)[0].strip() == "offline":
         return OfflineUser(persona, scenarios, seed), None
     from .llm_user import LLMUser, llm_stop
 
@@ -94,7 +94,7 @@ def _make_user(persona: PersonaSpec, scenarios: list[ScenarioSpec], seed: int, s
 
 
 async def _one_call(persona: PersonaSpec, scenarios: list[ScenarioSpec], seed: int, st: Settings, run: str):
-    convs = Conversations(st.version, st.model, seed, st.timeout)
+    convs = Conversations(st.target, seed, st.timeout)
     user, stop_rule = _make_user(persona, scenarios, seed, st.sim_model)
     judge = SimJudge(persona, scenarios, seed, convs, st.evaluators, st.max_turns, stop_rule)
     eq_persona = to_persona(persona)

@@ -1,0 +1,48 @@
+"""The library's layering (pyproject.toml [tool.importlinter]) holds, and the check is not
+vacuous: an `import app` added to a generic module, or an upward import, breaks it."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command as c; sys.exit(c())"]
+
+
+def lint(root: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run(LINT, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+
+
+def copy_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in ("evals", "app"):
+        shutil.copytree(REPO / part, root / part, ignore=ignore)
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    return root
+
+
+def test_the_layering_holds():
+    res = lint(REPO)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "BROKEN" not in res.stdout and "KEPT" in res.stdout
+
+
+@pytest.mark.parametrize("module, line, broken", [
+    ("evals/verdict/stats.py", "import app.refund_agent  # noqa", "imports nothing from the system under test"),
+    ("evals/sources/dataset.py", "import evals.scoring.scorers  # noqa", "evals layers"),
+    ("evals/core/errors.py", "from evals.commands import regression  # noqa", "evals layers"),
+])
+def test_an_illegal_import_breaks_the_check(tmp_path, module, line, broken):
+    root = copy_tree(tmp_path)
+    path = root / module
+    path.write_text(path.read_text() + f"\n{line}\n")
+    res = lint(root)
+    assert res.returncode != 0
+    assert f"{broken}" in res.stdout and "BROKEN" in res.stdout, res.stdout
