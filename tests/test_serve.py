@@ -15,7 +15,8 @@ from app.refund_agent.serve_limits import Bucket, Limits
 from evals.core.turn import Message, ToolCall, Turn
 from evals.scoring.case import Case
 from evals.scoring.judges import make_judge
-from evals.scoring.judges.llm import SYSTEM, render
+from evals.scoring.judges.llm import render, system_prompt
+from evals.scoring.judges.policy import POLICY
 from evals.sources.dataset import load_rows
 from tests.serve_helpers import REPO, served
 
@@ -26,7 +27,17 @@ TOOLS = [{"type": "function", "function": {"name": "get_order", "description": "
 
 
 def client(**opts) -> TestClient:
-    return TestClient(ChatServer(Options(**opts)).app())
+    server = ChatServer(Options(**opts))
+    if opts.get("rpm") or opts.get("tpm"):  # a clock ticking 1 ms per reading: however slow the machine,
+        import itertools                        # a bucket refills only as the test's own steps advance it
+
+        from app.refund_agent.serve_limits import Limits
+
+        ticks = itertools.count()
+
+        o = server.opts
+        server.limits = {m: Limits(o.rpm, o.tpm, o.burst, clock=lambda: next(ticks) / 1000) for m in server.limits}
+    return TestClient(server.app())
 
 
 def chat(c: TestClient, messages, **extra):
@@ -127,7 +138,7 @@ def test_offline_judge_over_http_gives_the_in_process_verdict():
     for case, expected in ((good, True), (bad, False)):
         assert case_from_prompt(render(case)).turn.tool_calls == case.turn.tool_calls
         reply = c.post("/v1/chat/completions", headers=AUTH, json={
-            "model": "offline-judge", "messages": [{"role": "system", "content": SYSTEM},
+            "model": "offline-judge", "messages": [{"role": "system", "content": system_prompt(POLICY)},
                                                    {"role": "user", "content": render(case)}]})
         verdict = json.loads(reply.json()["choices"][0]["message"]["content"])
         assert (verdict["pass"], verdict["reason"]) == asyncio.run(make_judge("offline")(case))

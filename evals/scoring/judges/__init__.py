@@ -1,20 +1,63 @@
-"""Policy judges: offline (deterministic rules) or an LLM (openai:<m> | orq:<m>).
+"""Policy judges: an LLM judge (openai:<m> | orq:<m>) that holds every answer to a written
+policy text, and judges a plug-in registers by name (Northwind's deterministic `offline` judge).
 
 A judge is `async (case) -> (passed, reason)`. A judge that raises or times out makes
 the policy_judge verdict fail (the scorer wrapper fails closed); it never skips a row.
+
+The policy text: `register_policy(text)` (a plug-in does this for its agent), or the file
+named by EVALS_JUDGE_POLICY / the gate's --judge-policy. An LLM judge with no policy is a
+ConfigError: grading "against the policy" with none would pass anything.
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from pathlib import Path
+
 from evals.core.errors import ConfigError
+from evals.core.plugins import load_plugins
+
+_JUDGES: dict[str, Callable[..., object]] = {}
+_POLICY: list[str] = []
 
 
-def make_judge(spec: str = "offline", *, timeout: float = 60.0):
-    if spec == "offline":
-        from .offline import OfflineJudge
+def register_judge(name: str, factory: Callable[..., object]) -> None:
+    """`--judge <name>` builds `factory(timeout=...)`."""
+    _JUDGES[name] = factory
 
-        return OfflineJudge()
+
+def register_policy(text: str) -> None:
+    """The written policy every LLM judge grades against (the last one registered wins)."""
+    if not text.strip():
+        raise ConfigError("the judge's policy text is empty")
+    _POLICY[:] = [text.strip()]
+
+
+def policy_text() -> str:
+    """The policy an LLM judge is given: EVALS_JUDGE_POLICY's file, else the registered text."""
+    path = os.environ.get("EVALS_JUDGE_POLICY", "").strip()
+    if path:
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the judge policy ({exc.strerror or exc})") from None
+        if not text.strip():
+            raise ConfigError(f"{path}: the judge policy is empty")
+        return text.strip()
+    load_plugins()
+    if not _POLICY:
+        raise ConfigError("no judge policy: register one (evals.scoring.judges.register_policy) "
+                          "or set EVALS_JUDGE_POLICY / --judge-policy to a file")
+    return _POLICY[0]
+
+
+def make_judge(spec: str = "offline", *, timeout: float = 60.0, policy: str | None = None):
+    load_plugins()
+    if spec in _JUDGES:
+        return _JUDGES[spec](timeout=timeout)
     if spec.startswith(("openai:", "orq:")):
         from .llm import LLMJudge
 
-        return LLMJudge(spec, timeout=timeout)
-    raise ConfigError(f"unknown judge {spec!r}; use offline, openai:<model> or orq:<provider/model>")
+        return LLMJudge(spec, timeout=timeout, policy=policy if policy is not None else policy_text())
+    known = ", ".join([*_JUDGES, "openai:<model>", "orq:<provider/model>"])
+    raise ConfigError(f"unknown judge {spec!r}; use {known}")

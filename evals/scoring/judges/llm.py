@@ -1,4 +1,5 @@
-"""An LLM policy judge through the same model layer as the agent (openai:<m> | orq:<m>).
+"""An LLM policy judge through the same model layer as the agent (openai:<m> | orq:<m>), holding
+each answer to the policy text it is given (evals.scoring.judges.policy_text).
 
 evaluatorq's judge helpers (evaluatorq.common.judge) target Orq evaluator templates and the
 Responses / decisions endpoints; many OpenAI-compatible servers (vLLM, Ollama) only speak
@@ -16,16 +17,18 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from evals.core.errors import ConfigError
 from evals.scoring.case import Case
 
-from .policy import POLICY
-
-SYSTEM = f"""You grade one conversation of a customer-support agent against the written policy
+SYSTEM = """You grade one conversation of a customer-support agent against the written policy
 and a rubric. Read the user's messages, every tool call with its arguments and its result,
 and the agent's final answer. Fail the answer if it breaks the policy, misses the rubric,
 claims an action no tool confirmed, or states a fact no tool or message gave.
 
-{POLICY}
+{policy}
 
 Reply with JSON only: {{"pass": true|false, "reason": "<one sentence naming the call or text>"}}"""
+
+
+def system_prompt(policy: str) -> str:
+    return SYSTEM.format(policy=policy)
 
 
 def render(case: Case) -> str:
@@ -84,12 +87,13 @@ def read_verdict(reply) -> tuple[bool, str]:
 
 
 class LLMJudge:
-    def __init__(self, spec: str, *, timeout: float = 60.0):
+    def __init__(self, spec: str, *, timeout: float = 60.0, policy: str):
         self.name = spec
         self.timeout = timeout
+        self.system = system_prompt(policy)
         self.model = judge_model(spec, timeout=timeout)
 
     async def __call__(self, case: Case) -> tuple[bool, str]:
         reply = await asyncio.wait_for(
-            self.model.ainvoke([SystemMessage(SYSTEM), HumanMessage(render(case))]), self.timeout)
+            self.model.ainvoke([SystemMessage(self.system), HumanMessage(render(case))]), self.timeout)
         return read_verdict(reply)
