@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from app.refund_agent import cache as cache_mod
 from app.refund_agent import versions
 from app.refund_agent.client import aask_agent
 from evals.commands import regression
+from evals.jobs import model_cache as cache_mod
 from tests.fakes.openai_server import FakeOpenAI, text_completion
 
 REPO = Path(__file__).resolve().parents[1]

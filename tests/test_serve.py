@@ -29,7 +29,7 @@ TOOLS = [{"type": "function", "function": {"name": "get_order", "description": "
 def client(**opts) -> TestClient:
     server = ChatServer(Options(**opts))
     if opts.get("rpm") or opts.get("tpm"):  # a clock ticking 1 ms per reading: however slow the machine,
-        import itertools                        # a bucket refills only as the test's own steps advance it
+        import itertools  # a bucket refills only as the test's own steps advance it
 
         from app.refund_agent.serve_limits import Limits
 
