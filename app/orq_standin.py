@@ -111,10 +111,11 @@ def _first_difference(a: Any, b: Any, where: str = "body") -> str:
     return f"{where}: {json.dumps(a)[:120]} is not what the model serialises ({json.dumps(b)[:120]})"
 
 
-def validated(model: type[BaseModel], body: Any, *, dump, where: str) -> BaseModel:
-    """body as `model`, or Refused(422): invalid, or not what the model would send back."""
+def validated(model: type[BaseModel], body: Any, *, dump, where: str, fields=lambda b: b) -> BaseModel:
+    """body as `model`, or Refused(422): invalid, or not exactly what `dump` of the model puts
+    on the wire. fields: the wire body under the names the model validates with."""
     try:
-        obj = model.model_validate(body)
+        obj = model.model_validate(fields(body))
     except ValidationError as exc:
         err = exc.errors()[0]
         raise Refused(422, f"{where}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
@@ -217,8 +218,8 @@ class OrqStandIn:
 
         if not isinstance(body, dict):
             raise Refused(422, "body: an object")
-        payload = validated(SendResultsPayload, unalias(SendResultsPayload, body), dump=lambda m: unalias(
-            SendResultsPayload, evaluatorq_dump(m)), where="body")
+        payload = validated(SendResultsPayload, body, dump=evaluatorq_dump, where="body",
+                            fields=lambda b: unalias(SendResultsPayload, b))
         if payload.dataset_id is not None and payload.dataset_id not in self.datasets:
             raise Refused(404, f"datasetId {payload.dataset_id} not found")
         with self._lock:
