@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -114,10 +115,11 @@ async def upload_async(path: str | Path) -> Any:
             experiment_results(record), started, datetime.now(UTC), raise_on_error=True)
     except Exception as exc:
         first = str(exc).splitlines()[0] if str(exc) else ""
-        console.print(f"warning: orq.ai experiment not uploaded: {scrub(f'{type(exc).__name__}: {first}')}",
-                      markup=False, highlight=False)
+        # stderr, as every warning: stdout may be a --json reader's
+        print(f"warning: orq.ai experiment not uploaded: {scrub(f'{type(exc).__name__}: {first}')}", file=sys.stderr)
         return None
-    console.print(f"orq.ai experiment: {response.experiment_name}, {response.rows_created} entries"
+    n = response.rows_created
+    console.print(f"orq.ai experiment: {response.experiment_name}, {n} entr{'y' if n == 1 else 'ies'}"
                   + (f": {response.experiment_url}" if response.experiment_url else ""), markup=False, highlight=False)
     return response
 

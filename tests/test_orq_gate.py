@@ -145,3 +145,32 @@ def test_an_unknown_dataset_id_is_one_line_and_exit_2(monkeypatch, tmp_path, cap
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.startswith("error: orq.ai dataset ds_missing: ") and "not found" in err
     assert "\n" not in err and KEY not in err and list(tmp_path.iterdir()) == []
+
+
+def test_json_output_stays_json_and_only_the_selected_rows_are_uploaded(monkeypatch, tmp_path, capsys):
+    with orq(monkeypatch, datasets={"ds_few": [as_datapoint(r) for r in dataset_rows(IDS)]}) as standin:
+        code = regression.main(["--version", "v3", "--dataset-id", "ds_few", "--only", "refund_ok", "--json",
+                                "--out", str(tmp_path)])
+    printed = capsys.readouterr()
+    summary = json.loads(printed.out)  # stdout is the JSON summary alone
+    assert code == summary["exit_code"] == 0
+    assert "orq.ai experiment: refund-agent@v3, 1 entry" in printed.err
+    (body,) = standin.experiments
+    assert [e["dataPoint"]["inputs"]["id"] for e in body["results"]] == ["refund_ok"]
+
+
+def test_run_gate_uploads_when_asked_and_only_then(monkeypatch, tmp_path):
+    import evals
+    import examples.faq_bot as faq_bot
+
+    example = Path(faq_bot.__file__).parent
+    rows, bars = str(example / "dataset.jsonl"), str(example / "thresholds.toml")
+    with orq(monkeypatch) as standin:
+        quiet = evals.run_gate(faq_bot.target, rows=rows, thresholds=bars, out=tmp_path / "a", quiet=True)
+        assert standin.experiments == []  # upload=False is the Python API's default
+        result = evals.run_gate(faq_bot.target, rows=rows, thresholds=bars, out=tmp_path / "b", quiet=True,
+                                upload=True)
+    (body,) = standin.experiments
+    assert quiet.exit_code == result.exit_code
+    assert len(body["results"]) == len(result.record.runs) and "datasetId" not in body  # a file, not an orq dataset
+    assert body["_description"].startswith(result.verdict.headline)

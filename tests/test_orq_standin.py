@@ -104,3 +104,32 @@ def test_the_router_takes_orq_ai_sdk_chat_bodies_and_answers_with_the_offline_mo
         assert wrong.status_code == 422 and "messages" in wrong.json()["message"]
         assert httpx.post(url, json={**good, "model": "offline"}, headers=auth).status_code == 404  # no provider/
         assert httpx.post(url, json=good, headers={"Authorization": "Bearer nope"}).status_code == 401
+
+
+def test_python_m_app_orq_standin_serves_a_jsonl_dataset(tmp_path):
+    import select
+    import subprocess
+    import sys
+
+    from tests.orq_helpers import REPO
+
+    log = tmp_path / "received.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "app.orq_standin", "--port", "0", "--page-size", "30",
+                             "--dataset", f"ds_nw={REPO / 'datasets' / 'northwind.jsonl'}", "--key", KEY,
+                             "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)  # a bound on the wait for the readiness line
+        line = proc.stdout.readline() if ready else ""
+        assert line.startswith("serving on http://127.0.0.1:"), (line, proc.stderr.read() if not ready else "")
+        url = line.split()[-1]
+        assert proc.stdout.readline().split() == [f"ORQ_BASE_URL={url}", f"ORQ_ROUTER_URL={url}/v3/router"]
+        page = httpx.get(f"{url}/v2/datasets/ds_nw/datapoints", params={"limit": 50},
+                         headers={"Authorization": f"Bearer {KEY}"}).json()
+        assert len(page["data"]) == 30 and page["has_more"] is True and page["data"][0]["inputs"]["id"] == "status"
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        proc.stdout.close()
+        proc.stderr.close()
+    (entry,) = map(json.loads, log.read_text().splitlines())
+    assert entry["path"] == "/v2/datasets/ds_nw/datapoints" and KEY not in log.read_text()
