@@ -174,3 +174,24 @@ def test_run_gate_uploads_when_asked_and_only_then(monkeypatch, tmp_path):
     assert quiet.exit_code == result.exit_code
     assert len(body["results"]) == len(result.record.runs) and "datasetId" not in body  # a file, not an orq dataset
     assert body["_description"].startswith(result.verdict.headline)
+
+
+def test_a_resumed_run_uploads_the_whole_record_once_finished(monkeypatch, tmp_path):
+    import examples.faq_bot as faq_bot
+    from evals.record import load_record, save_record
+
+    example = Path(faq_bot.__file__).parent
+    args = ["--agent", "examples.faq_bot:target", "--dataset", str(example / "dataset.jsonl"),
+            "--thresholds", str(example / "thresholds.toml"), "--quiet"]
+    with orq(monkeypatch) as standin:
+        assert regression.main([*args, "--out", str(tmp_path), "--no-upload"]) == 0
+        (path,) = tmp_path.glob("*.json")
+        record = load_record(path)
+        whole = len(record.runs)
+        record.runs = record.runs[:4]  # as if interrupted after 4 runs
+        record.meta.complete, record.meta.interrupted = False, True
+        save_record(record, path)
+        assert standin.experiments == []
+        assert regression.main(["--resume", str(path), "--agent", "examples.faq_bot:target", "--quiet"]) == 0
+    (body,) = standin.experiments
+    assert len(body["results"]) == whole == len(load_record(path).runs)
