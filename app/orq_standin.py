@@ -31,6 +31,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -156,7 +157,7 @@ class OrqStandIn:
     def add_jsonl(self, dataset_id: str, path: str) -> list[str]:
         """A project JSONL dataset as orq holds it after promote.py --upload (inputs carry the row id)."""
         points = []
-        for line in open(path, encoding="utf-8"):
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
                 points.append({"inputs": {"id": row["id"], **row["inputs"]},
