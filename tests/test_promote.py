@@ -10,7 +10,7 @@ import pytest
 
 from evals.commands import simulate
 from evals.sources.dataset import Expect, load_rows, rows_from_datapoints
-from tests.fakes.local_http import LocalJSONServer
+from tests.orq_helpers import orq
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -97,35 +97,28 @@ def test_upload_needs_orq_api_key_and_writes_nothing_without_it(run, dataset, mo
     assert dataset.read_text() == before
 
 
-class FakeOrq(LocalJSONServer):
-    """A local stand-in for the orq.ai API: records the create-datapoints request."""
-
-    def __init__(self):
-        self.requests: list[tuple[str, str, list]] = []
-        super().__init__(self._handle)
-        self.url = self.root
-
-    def _handle(self, path: str, headers: dict, body) -> tuple[int, object, dict]:
-        auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
-        self.requests.append((path, auth, body))
-        reply = [{"_id": "dp_1", "dataset_id": path.split("/")[3], "created_by_id": "u",
-                  "updated_by_id": "u", **point} for point in body]
-        return 200, reply, {}
-
-
 def test_upload_creates_the_datapoint_through_orq_ai_sdk(run, dataset, monkeypatch, capsys):
-    with FakeOrq() as orq:
-        monkeypatch.setenv("ORQ_API_KEY", "orq-test-key")
-        monkeypatch.setenv("ORQ_BASE_URL", orq.url)
+    # the stand-in accepts only KEY and validates the body against orq-ai-sdk's DatapointInput
+    with orq(monkeypatch, datasets={"ds_123": []}) as standin:
         assert promote.main([str(failing(run)), "--to", str(dataset), "--upload", "ds_123", "--id", "up_one"]) == 0
-    ((path, auth, body),) = orq.requests
+    ((request,), (stored,)) = standin.received, standin.datasets["ds_123"].points
     row = load_rows(dataset)[-1]
-    assert path == "/v2/datasets/ds_123/datapoints" and auth == "Bearer orq-test-key"
+    assert (request["method"], request["path"]) == ("POST", "/v2/datasets/ds_123/datapoints")
+    body = request["body"]
     assert body == [{"inputs": {"id": "up_one", **row.inputs.model_dump(mode="json", exclude_unset=True)},
                      "expected_output": row.expected_output}]
     # what was uploaded reads back as the same row through the dataset layer
     assert rows_from_datapoints(body, "ds_123")[0] == row
-    assert "uploaded to orq.ai dataset ds_123: datapoint dp_1" in " ".join(capsys.readouterr().out.split())
+    assert f"uploaded to orq.ai dataset ds_123: datapoint {stored['_id']}" in " ".join(capsys.readouterr().out.split())
+
+
+def test_upload_with_a_key_orq_refuses_is_one_line(run, dataset, monkeypatch, capsys):
+    with orq(monkeypatch, datasets={"ds_123": []}) as standin:
+        monkeypatch.setenv("ORQ_API_KEY", "orq-wrong-key-123456")
+        assert promote.main([str(failing(run)), "--to", str(dataset), "--upload", "ds_123", "--id", "up_two"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --upload ds_123: ") and "\n" not in err and "orq-wrong-key-123456" not in err
+    assert standin.datasets["ds_123"].points == []
 
 
 def test_a_file_that_is_not_a_simulated_conversation_is_a_one_line_error(tmp_path, dataset, capsys):

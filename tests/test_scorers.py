@@ -58,7 +58,7 @@ async def test_refund_outcome_cross_checks_the_write_log():
 async def test_refund_outcome_is_na_on_rows_without_refunds():
     res = await nw.refund_outcome({"data": row_to_datapoint(row({"answer": [["shipped"]]}, message="Status of A-1002?")),
                                         "output": turn(answer="It shipped.")})
-    assert res.pass_ is None and res.value == "n/a"
+    assert res.pass_ is None and res.value is None  # evaluatorq's "no basis", not a fail
 
 
 # -- no_unauthorized_attempt ------------------------------------------------------------

@@ -292,9 +292,9 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
     record.meta.resumed = [*m.resumed, argv]
     registry = scorer_registry(Thresholds(provenance={"scorers": list(m.thresholds)},  # the run's own bars
                                           scorers={n: Bar(bar=b) for n, b in m.thresholds.items()}))
-    return partial(record, finish(record, path, registry, reference, completed, started,
-                                  fail_on_regression=a.fail_on_regression, report=a.report, junit=a.junit,
-                                  pr_comment=a.markdown))
+    code = finish(record, path, registry, reference, completed, started, fail_on_regression=a.fail_on_regression,
+                  report=a.report, junit=a.junit, pr_comment=a.markdown)
+    return partial(record, uploaded(path, settings, code))
 
 
 def json_summary(path: Path, code: int) -> dict:
@@ -395,9 +395,19 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     if a.cache and stats is not None:
         record.meta.cache = stats
         console.print(cache_line(stats))
-    return partial(record, finish(record, path, registry, reference, completed, started,
-                                  fail_on_regression=a.fail_on_regression, report=a.report, junit=a.junit,
-                                  pr_comment=a.markdown))
+    code = finish(record, path, registry, reference, completed, started, fail_on_regression=a.fail_on_regression,
+                  report=a.report, junit=a.junit, pr_comment=a.markdown)
+    return partial(record, uploaded(path, settings, code))
+
+
+def uploaded(path: Path, settings: Settings, code: int) -> int:
+    """With ORQ_API_KEY (and no --no-upload): the finished results as an orq Experiment
+    (evals/gate/orq_experiment.py). The exit code is the verdict's whatever the upload does."""
+    if settings.upload and os.environ.get("ORQ_API_KEY", "").strip():
+        from evals.gate.orq_experiment import upload
+
+        upload(path)
+    return code
 
 
 def partial(record: Record, code: int) -> int:

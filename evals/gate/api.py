@@ -117,6 +117,10 @@ async def run_gate_async(target: Any, *, rows: Any, thresholds: Any, reference: 
                                                       gate.evaluators)
         verdict = conclude(gate.record, path, gate.registry, gate.reference, completed, started,
                            report=str(report) if report else None)
+        if upload:  # with ORQ_API_KEY: the results as an orq Experiment (evals/gate/orq_experiment.py)
+            from evals.gate.orq_experiment import upload_async
+
+            await upload_async(path)
     return GateResult(record=gate.record, verdict=verdict, path=path)
 
 

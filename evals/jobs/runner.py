@@ -34,8 +34,8 @@ class Settings:
     timeout: float = 120.0
     transport: str = "memory"
     max_retries: int = 8  # provider retries (evals.jobs.model_calls.DEFAULT_MAX_RETRIES)
-    upload: bool = True
-    print_table: bool = False  # evaluatorq's own table (it counts n/a as fail): off unless asked for
+    upload: bool = True  # with ORQ_API_KEY: the results as an orq Experiment, after the verdict
+    print_table: bool = False  # evaluatorq's own table: off unless asked for
     judge_timeout: float = 60.0
     faults: list = field(default_factory=list)  # evals.core.faults.Fault, for testing the harness
     fault_specs: list[str] = field(default_factory=list)  # the --fault strings, for the record
@@ -190,7 +190,8 @@ async def run_plan(name: str, agents: list, plan: Plan, evaluators: list[dict], 
         name, data=plan.points, jobs=[make_job(a, plan, settings, pool) for a in agents], evaluators=evaluators,
         datapoint_parallelism=settings.parallelism, llm_parallelism=-1, print_results=settings.print_table,
         description=f"{len(plan.pairs)} runs x {len(agents)} version(s)",
-        on_datapoint_complete=lambda r: on_runs(collect(r, plan, names, jobs)), _send_results=settings.upload))
+        on_datapoint_complete=lambda r: on_runs(collect(r, plan, names, jobs)),
+        _send_results=False))  # the experiment is uploaded after the verdict (evals/gate/orq_experiment.py)
     loop = asyncio.get_running_loop()
     interrupted = False
 

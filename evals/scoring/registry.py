@@ -82,7 +82,9 @@ def scorer(fn: Callable[[Case], Awaitable[Outcome]]):
         except Exception as exc:  # a scorer bug must not silently drop the row
             return result(False, f"scorer {fn.__name__} raised {type(exc).__name__}: {exc}")
         if outcome is None:
-            return result(None, "n/a: nothing to check on this row", value=NA)
+            # value None is evaluatorq's "no basis": its table and orq leave it out of the pass
+            # rate (a string value would count there as a fail)
+            return result(None, "n/a: nothing to check on this row")
         return result(*outcome)
 
     run.scorer_name = fn.__name__

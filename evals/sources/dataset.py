@@ -459,6 +459,8 @@ def rows_from_datapoints(datapoints: Iterable[Any], dataset_id: str = "?", *,
     first_row: dict[str, int] = {}
     for n, point in enumerate(datapoints, start=1):
         where = f"dataset {dataset_id} row {n}"
+        if isinstance(point, dict) and point.get("_id"):  # an orq datapoint: named by its id too
+            where += f" (datapoint {point['_id']})"
         if isinstance(point, dict):
             inputs, expected, top_id = point.get("inputs"), point.get("expected_output"), point.get("id")
         else:

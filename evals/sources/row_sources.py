@@ -72,7 +72,8 @@ class ListSource:
 
 @dataclass(frozen=True)
 class OrqSource:
-    """An orq.ai dataset through evaluatorq's DatasetIdInput, validated before any agent runs."""
+    """An orq.ai dataset (orq-ai-sdk's datapoints listing), validated before any agent runs; a
+    bad datapoint is one line naming its row number and datapoint id."""
     dataset_id: str
 
     def load(self, tool_names: Iterable[str] | None = None, check_row: RowCheck | None = None) -> Loaded:
@@ -80,26 +81,34 @@ class OrqSource:
                                     check_row=check_row)
         return Loaded(rows, f"orq:{self.dataset_id}", rows_digest(rows))
 
-    def fetch(self) -> list[Any]:
+    def fetch(self) -> list[dict]:
+        """Every datapoint, page by page, as {_id, inputs, expected_output}. The loop is
+        evaluatorq's fetch_dataset_batches (limit 50, cursor starting_after = the last id, until
+        has_more is false) on orq-ai-sdk directly: evaluatorq's DataPoint drops the datapoint
+        id, and a bad datapoint must be named by it."""
         if not os.environ.get("ORQ_API_KEY"):
             raise ConfigError("--dataset-id needs ORQ_API_KEY (or use --dataset PATH)")
-        from evaluatorq import DatasetIdInput
-        from evaluatorq.fetch_data import fetch_dataset_batches, setup_orq_client
-
-        source = DatasetIdInput(dataset_id=self.dataset_id)
+        from evaluatorq.fetch_data import setup_orq_client
 
         async def fetch():
             client = setup_orq_client(os.environ["ORQ_API_KEY"])
-            points = []
-            async for batch in fetch_dataset_batches(client, source.dataset_id,
-                                                     include_messages=source.include_messages):
-                points += batch.datapoints
-            return points
+            points, after = [], None
+            while True:
+                page = await client.datasets.list_datapoints_async(dataset_id=self.dataset_id, limit=50,
+                                                                    starting_after=after)
+                points += [{"_id": p.id, "inputs": p.inputs, "expected_output": p.expected_output}
+                           for p in page.data]
+                if not page.has_more or not page.data:
+                    return points
+                after = page.data[-1].id
 
         try:
             return asyncio.run(fetch())
         except Exception as exc:
-            raise ConfigError(f"orq.ai dataset {self.dataset_id}: {type(exc).__name__}: {exc}") from exc
+            from evals.core.scrubbing import scrub
+
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            raise ConfigError(scrub(f"orq.ai dataset {self.dataset_id}: {type(exc).__name__}: {first}")) from exc
 
 
 def source_for(dataset: str | None, dataset_id: str | None) -> RowSource:
