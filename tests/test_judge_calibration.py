@@ -193,4 +193,4 @@ def test_the_committed_calibration_describes_todays_offline_judge():
     cal = load_calibration()
     assert cal is not None and cal["judge"] == "offline"
     assert cal["judge_fingerprint"] == judge_fingerprint("offline"), \
-        "the offline judge changed since evals/judge_calibration.json: run python evals/calibrate_judge.py --judge offline"
+        "the offline judge changed since app/northwind_evals/judge_calibration.json: run python evals/calibrate_judge.py --judge offline"

@@ -1,4 +1,4 @@
-"""Northwind's own failure modes (evals/TAXONOMY.md): refunds and escalation. Each is one
+"""Northwind's own failure modes (app/northwind_evals/TAXONOMY.md): refunds and escalation. Each is one
 decorated async function over the typed Case; the expect keys they read are declared with
 their types, so the row schema validates them without knowing Northwind."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Calibrate the gate from an accepted run: propose bars and store the accepted per-row
-counts as the reference (evals/thresholds.toml + evals/reference.json).
+counts as the reference (app/northwind_evals/thresholds.toml + app/northwind_evals/reference.json).
 
     python evals/calibrate.py --version v3 --trials 100 [--against v1] [--write]
     python evals/calibrate.py --version v3 --seeds 0-99 --write
@@ -29,6 +29,8 @@ errored (crash, timeout, missing key), when a bar would be 0, or when the previo
 (--against, default v1, run on the same seeds) would pass the proposed bars.
 """
 from __future__ import annotations
+
+from evals.core.project import project
 
 try:
     from evals.core import cli_support as cli
@@ -279,7 +281,7 @@ def main(argv=None) -> int:
         raise ConfigError("calibrate: --out names where a calibration run goes; --from runs nothing")
     out_dir = cli.check_out_dir(a.out or "results")
     if a.against is None:  # the Northwind agent is checked against v1 by default; another agent has no versions
-        a.against = "v1" if a.agent == DEFAULT_AGENT else "none"
+        a.against = (project().value("against") or "none") if a.agent == DEFAULT_AGENT else "none"
     against = None if a.against in ("none", "") else a.against
     a.reference = a.reference or str(Path(a.thresholds).with_name(REFERENCE_PATH.name))
     selected = list(select(a.scorers)) if a.scorers else list(REGISTRY)

@@ -7,10 +7,12 @@ fails what humans fail. TPR and TNR get Wilson 95% intervals; kappa gets a perce
 bootstrap over the labelled examples (2000 resamples, fixed seed). The judge runs exactly
 as in the gate (the policy_judge scorer, which fails closed when the judge errors).
 Disagreements go to results/judge_disagreements-<split>.json; on the test split the result
-is stored in evals/judge_calibration.json, which the gate uses to correct the judge's rate.
+is stored in app/northwind_evals/judge_calibration.json, which the gate uses to correct the judge's rate.
 Iterate on the judge with --split dev; measure once on --split test.
 """
 from __future__ import annotations
+
+from evals.core.project import project
 
 try:
     from evals.core import cli_support as cli
@@ -47,7 +49,7 @@ from evals.scoring.scorers import policy_judge_scorer
 from evals.sources.dataset import DatasetError, Row
 from evals.verdict.stats import cohen_kappa, wilson
 
-DEFAULT_LABELS = cli.REPO / "datasets" / "judge_labels.jsonl"
+DEFAULT_LABELS = project().path("judge_labels", "judge_labels.jsonl")
 BOOTSTRAP_DRAWS = 2000
 BOOTSTRAP_SEED = 20261015
 KAPPA_METHOD = f"percentile bootstrap over examples, {BOOTSTRAP_DRAWS} resamples, seed {BOOTSTRAP_SEED}"
@@ -162,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--labels", default=str(DEFAULT_LABELS), help="labelled examples (JSONL)")
     p.add_argument("--out", default="results", help="where the disagreements file goes")
     p.add_argument("--calibration", default=str(CALIBRATION_PATH),
-                   help="where the test-split result is stored (default evals/judge_calibration.json)")
+                   help="where the test-split result is stored (default: [tool.evals] judge_calibration)")
     p.add_argument("--no-store", action="store_true", help="do not store the calibration, even on the test split")
     a = p.parse_args(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()

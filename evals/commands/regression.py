@@ -69,7 +69,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, default=1, help="runs per row, seeds 0..N-1 (default 1)")
     p.add_argument("--seeds", metavar="SEEDS", help="which seeds to run instead: 20-39, 7 or 1,3,5 (fresh or held-out seeds)")
     p.add_argument("--reference", help="the accepted run's per-row counts (default: reference.json beside "
-                                         "--thresholds, i.e. evals/reference.json)")
+                                         "--thresholds, i.e. app/northwind_evals/reference.json)")
     p.add_argument("--no-reference", action="store_true", help="judge by the bars only")
     p.add_argument("--parallelism", type=int, default=8, help="rows in flight at once (default 8)")
     p.add_argument("--model", help="override the version's model: offline[:...] | openai:<m> | orq:<m>")
@@ -78,7 +78,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-retries", type=int, default=8,
                    help="provider retries on 429/5xx/connection errors, with backoff (default 8)")
     p.add_argument("--transport", choices=["memory", "stdio"], default="memory", help="how to reach the MCP server")
-    p.add_argument("--thresholds", default=str(DEFAULT_PATH), help="bars file (default evals/thresholds.toml)")
+    p.add_argument("--thresholds", default=str(DEFAULT_PATH), help="bars file (default: [tool.evals] thresholds, else ./thresholds.toml)")
     p.add_argument("--out", default="results", help="results directory")
     p.add_argument("--no-upload", action="store_true", help="do not upload to orq.ai even if ORQ_API_KEY is set")
     p.add_argument("--quiet", action="store_true", help="skip evaluatorq's own progress and table")

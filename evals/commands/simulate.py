@@ -13,6 +13,8 @@ are findings, not errors), 2 on a user mistake.
 """
 from __future__ import annotations
 
+from evals.core.project import project
+
 try:
     from evals.core import cli_support as cli
 except ImportError as exc:  # run without the project's environment: one line and exit 2, never 1
@@ -40,16 +42,14 @@ from evals.simulation.run import Settings, known_turns, run_all, write_records
 from evals.simulation.specs import load_personas, load_scenarios, pick
 from evals.sources.dataset import load_rows
 
-DATASETS = cli.REPO / "datasets"
-
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="evals/simulate.py", description=__doc__.splitlines()[0])
     p.add_argument("--agent", default=DEFAULT_AGENT, help=f"the agent to talk to: module:attr (default {DEFAULT_AGENT})")
     p.add_argument("--version", default="v2", help="agent version to talk to (default v2)")
     p.add_argument("--model", help="override the version's model: offline[:...] | openai:<m> | orq:<m>")
-    p.add_argument("--scenarios", default=str(DATASETS / "scenarios.toml"))
-    p.add_argument("--personas", default=str(DATASETS / "personas.toml"))
+    p.add_argument("--scenarios", default=str(project().path("scenarios", "scenarios.toml")))
+    p.add_argument("--personas", default=str(project().path("personas", "personas.toml")))
     p.add_argument("--only-scenario", nargs="+", metavar="ID", help="run only these scenarios")
     p.add_argument("--only-persona", nargs="+", metavar="ID", help="run only these personas")
     p.add_argument("--max-turns", type=int, default=6, help="user turns per conversation at most (default 6)")
@@ -57,7 +57,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--sim-model", default="offline", help="the simulated user: offline | openai:<m> | orq:<m>")
     p.add_argument("--judge", default="offline", help="the gate's policy judge: offline | openai:<m> | orq:<m>")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per agent run before it fails as 'timeout'")
-    p.add_argument("--dataset", default=str(DATASETS / "northwind.jsonl"),
+    p.add_argument("--dataset", default=str(project().path("dataset", "dataset.jsonl")),
                    help="dataset to check findings against (which failures no row has yet)")
     p.add_argument("--out", default="results", help="results directory")
     return p

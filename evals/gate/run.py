@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.core.cli_support import git_commit
+from evals.core.project import project
 from evals.jobs.runner import Plan, Settings, duration_hints, run_plan
 from evals.jobs.target import (
     DEFAULT_AGENT,
@@ -37,7 +38,7 @@ from evals.sources.row_sources import Loaded, RowSource
 from evals.verdict.summary import summarise
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_DATASET = REPO / "datasets" / "northwind.jsonl"
+DEFAULT_DATASET = project().path("dataset", "dataset.jsonl")  # [tool.evals] dataset, else ./dataset.jsonl
 CHECKPOINT_EVERY_S = 5.0
 
 

@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from evals.core.errors import ConfigError
+from evals.core.project import project
 from evals.core.provenance import built_version_file, note_built  # noqa: F401  (re-exported)
 from evals.core.turn import Turn
 
-DEFAULT_AGENT = "app.refund_agent:target"
+DEFAULT_AGENT = project().value("agent")  # [tool.evals] agent; None: --agent is required
 
 
 @runtime_checkable
@@ -116,6 +117,8 @@ def _is_async_callable(obj: Any) -> bool:
 
 def load_target(spec: str, options: TargetOptions) -> Target:
     """Resolve `--agent`: a factory is called with the options, a Target is used as it is."""
+    if not spec:
+        raise ConfigError("--agent: no agent given (module:callable), and no [tool.evals] agent in a pyproject.toml")
     obj = import_object(spec)
     if getattr(obj, "is_target_factory", False):
         obj = obj(options)

@@ -21,7 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_PATH = Path(__file__).resolve().parents[1] / "judge_calibration.json"
+from evals.core.project import project
+
+DEFAULT_PATH = project().path("judge_calibration", "judge_calibration.json")  # [tool.evals], else ./
 DRAWS = 2000
 SEED = 20261015
 METHOD = (f"Rogan-Gladen correction; 95% interval from {DRAWS} seeded Monte Carlo draws of p, TPR, TNR "

@@ -5,7 +5,7 @@ cannot tell "as usual" from "broken"; no threshold on one gate can have both a l
 rate and see that break. So stage 1 only *screens*, liberally; stage 2 reruns exactly the
 flagged rows on fresh seeds and the gate fails only on what the reruns confirm.
 
-Every test here compares failures now with the accepted run (evals/reference.json) through the
+Every test here compares failures now with the accepted run (app/northwind_evals/reference.json) through the
 Beta-binomial predictive: a row's accepted counts give a Jeffreys posterior on its failure rate,
 so the reference's own uncertainty (20 accepted runs say less than 100) is part of every p-value.
 No blocks of seeds, no empirical quantiles: the p-values are exact sums.

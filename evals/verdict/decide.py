@@ -2,7 +2,7 @@
 (regression, regrade, compare, report) calls `decide`; nothing else compares a mean with a bar.
 
 A gate run fails (exit 1) when
-  (a) a scorer's mean is below its bar (evals/thresholds.toml): the contract, one stage;
+  (a) a scorer's mean is below its bar (app/northwind_evals/thresholds.toml): the contract, one stage;
   (b) a row regressed: stage 1 (this gate's runs) flagged it and its confirmation reruns on
       fresh seeds show it failing more often than its accepted rate makes plausible;
   (c) a scorer's failures (or the runs failing some scorer), summed over rows, are more than

@@ -1,4 +1,4 @@
-"""The accepted run, kept as the reference the gate judges against (evals/reference.json).
+"""The accepted run, kept as the reference the gate judges against (app/northwind_evals/reference.json).
 
 `python evals/calibrate.py --write` stores, beside the bars, the accepted version's pass /
 fail / n-a counts per row x scorer, the seeds that failed, and where they came from. The
@@ -16,9 +16,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evals.core.errors import ConfigError
+from evals.core.project import project
 from evals.verdict.stats import beta_binomial_sf
 
-DEFAULT_PATH = Path(__file__).resolve().parents[1] / "reference.json"
+DEFAULT_PATH = project().path("thresholds", "thresholds.toml").with_name("reference.json")  # beside the bars
 PRIOR = 0.5  # Jeffreys Beta(1/2, 1/2) prior on a row's failure rate
 _NULL_CACHE: dict = {}  # Reference.null_stats: gate_power judges hundreds of gates against one reference
 

@@ -1,4 +1,4 @@
-"""Calibrated bars per scorer, with where each bar came from (evals/thresholds.toml)."""
+"""Calibrated bars per scorer, with where each bar came from (app/northwind_evals/thresholds.toml)."""
 from __future__ import annotations
 
 import tomllib
@@ -7,8 +7,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from evals.core.errors import ConfigError
+from evals.core.project import project
 
-DEFAULT_PATH = Path(__file__).resolve().parents[1] / "thresholds.toml"
+DEFAULT_PATH = project().path("thresholds", "thresholds.toml")  # [tool.evals] thresholds, else ./thresholds.toml
 
 
 class Bar(BaseModel):
