@@ -46,7 +46,9 @@ from evals.sources.dataset import load_rows
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="evals/simulate.py", description=__doc__.splitlines()[0])
     p.add_argument("--agent", default=DEFAULT_AGENT, help=f"the agent to talk to: module:attr (default {DEFAULT_AGENT})")
-    p.add_argument("--version", default="v2", help="agent version to talk to (default v2)")
+    default_version = project().value("simulate_version")
+    p.add_argument("--version", default=default_version,
+                   help=f"agent version to talk to, for a factory agent (default {default_version or 'its own'})")
     p.add_argument("--model", help="override the version's model: offline[:...] | openai:<m> | orq:<m>")
     p.add_argument("--scenarios", default=str(project().path("scenarios", "scenarios.toml")))
     p.add_argument("--personas", default=str(project().path("personas", "personas.toml")))
@@ -103,10 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     personas = pick(load_personas(a.personas), a.only_persona, "--only-persona")
     scenarios = pick(load_scenarios(a.scenarios), a.only_scenario, "--only-scenario")
     evaluators = make_evaluators(a.judge)
-    settings = Settings(version=a.version, model=a.model, sim_model=str(parse_spec(a.sim_model)), judge=a.judge,
+    settings = Settings(version=a.version or str(getattr(agent, 'version', '') or ''), model=a.model, sim_model=str(parse_spec(a.sim_model)), judge=a.judge,
                         seeds=a.seeds, max_turns=a.max_turns, evaluators=evaluators, timeout=a.timeout,
                         known=known_turns(load_rows(a.dataset)), target=agent)
-    target = out_dir(a.out, a.version)
+    target = out_dir(a.out, a.version or str(getattr(agent, 'version', '') or 'agent'))
     started = datetime.now().isoformat(timespec="seconds")
     done = [0]
     total = a.seeds * len(personas) * len(scenarios)
@@ -118,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
 
     records = asyncio.run(run_all(personas, scenarios, settings, target.name, on_record=progress))
     write_records(records, target)
-    meta = {"run": target.name, "version": a.version, "model": a.model or str(getattr(agent, "model", "") or ""),
+    meta = {"run": target.name, "version": settings.version, "model": a.model or str(getattr(agent, "model", "") or ""),
             "sim_model": settings.sim_model, "judge": a.judge, "seeds": a.seeds, "max_turns": a.max_turns,
             "scenarios": [s.id for s in scenarios], "personas": [p.id for p in personas],
             "dataset": a.dataset, "git_commit": cli.git_commit(), "started": started}

@@ -1,6 +1,9 @@
 """Plug-ins: packages that register scorers, expect keys or judges when imported. Found through
 the `evals.plugins` entry-point group (pyproject.toml: `[project.entry-points."evals.plugins"]`)
-and the EVALS_PLUGINS environment variable (comma-separated module names)."""
+`plugins = [...]` in the project's [tool.evals], and the EVALS_PLUGINS environment variable
+(comma-separated module names).
+EVALS_DISABLE_PLUGIN_AUTOLOAD=1 skips the entry points (as PYTEST_DISABLE_PLUGIN_AUTOLOAD does for
+pytest): only the plug-ins EVALS_PLUGINS names, and modules an --agent imports, register."""
 from __future__ import annotations
 
 import functools
@@ -16,8 +19,13 @@ PLUGIN_GROUP = "evals.plugins"
 
 
 def _plugin_modules() -> list[tuple[str, Callable[[], Any]]]:
-    found = [(ep.value, ep.load) for ep in entry_points(group=PLUGIN_GROUP)]
-    for mod in filter(None, (m.strip() for m in os.environ.get("EVALS_PLUGINS", "").split(","))):
+    autoload = os.environ.get("EVALS_DISABLE_PLUGIN_AUTOLOAD", "").strip() in ("", "0")
+    found = [(ep.value, ep.load) for ep in entry_points(group=PLUGIN_GROUP)] if autoload else []
+    from evals.core.project import project
+
+    named = [m for m in project().config.get("plugins", []) if isinstance(m, str)]  # [tool.evals] plugins
+    named += os.environ.get("EVALS_PLUGINS", "").split(",")
+    for mod in filter(None, (m.strip() for m in named)):
         found.append((mod, functools.partial(importlib.import_module, mod)))
     return found
 

@@ -9,6 +9,7 @@
     scenarios = "evals/scenarios.toml"  # simulate
     personas = "evals/personas.toml"
     against = "v1"                      # calibrate --against: the version the bars must fail
+    plugins = ["mypkg.scorers"]         # modules that register scorers, expect keys or judges
 
 Paths are relative to that pyproject.toml. The file is found from the current folder upwards;
 without one, the project this package was installed from (an editable install) is used, and

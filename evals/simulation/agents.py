@@ -29,7 +29,7 @@ from evals.record.results import Verdict
 from evals.sources.dataset import DatasetError
 
 from .convert import conversation_row, criteria, to_scenario
-from .policy import UserPolicy
+from .policy import policy_for
 from .scoring import goal_reached, score
 from .specs import PersonaSpec, ScenarioSpec
 
@@ -150,14 +150,14 @@ class OfflineUser(UsageTracking):
     def __init__(self, persona: PersonaSpec, scenarios: list[ScenarioSpec], seed: int):
         self.persona, self.seed = persona, seed
         self._lookup = ScenarioLookup(scenarios)
-        self.policy: UserPolicy | None = None
+        self.policy = None
         self.reset_usage()
 
     def update_context(self, *, persona_context: str | None = None, scenario_context: str | None = None) -> None:
         scenario = self._lookup.by_user_context.get(scenario_context or "")
         if scenario is None:
             raise RuntimeError("OfflineUser: evaluatorq passed a scenario this simulator was not built with")
-        self.policy = UserPolicy(self.persona, scenario, self.seed)
+        self.policy = policy_for(self.persona, scenario, self.seed)
 
     async def generate_first_message(self, messages=None) -> str:
         return self.policy.opening().text
@@ -194,7 +194,7 @@ class SimJudge(UsageTracking):
     def _stop(self, answers: list[str], reached: bool) -> str | None:
         if self.stop_rule is not None:
             return self.stop_rule(answers, reached)
-        decision = UserPolicy(self.persona, self.scenario, self.seed).decide(answers, reached)
+        decision = policy_for(self.persona, self.scenario, self.seed).decide(answers, reached)
         return decision.ended if decision.move is None else None
 
     async def evaluate(self, messages) -> Judgment:

@@ -35,7 +35,8 @@ TACTIC_TEXT = {
 def facts(s: ScenarioSpec) -> str:
     ask = f"{s.amount:g} {s.currency} back" if s.amount is not None else "a full refund"
     lines = [f"You are {s.customer}." if s.customer else "",
-             f"Your order is {s.order} ({s.product}). You want {ask}. Why: {s.reason}.",
+             f"Your order is {s.order} ({s.product}). You want {ask}. Why: {s.reason}." if s.order else
+             f"You want to ask: {s.opening or s.goal}",
              f"If you change order ids, the other order is {s.switch_to}." if s.switch_to else ""]
     return "\n".join(x for x in lines if x)
 

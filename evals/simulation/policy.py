@@ -240,3 +240,24 @@ class UserPolicy:
             if decision.move is None:
                 return decision
         return decision
+
+
+class AskingPolicy:
+    """A scenario that is not a refund-style request: the user asks its opening (or its goal)
+    once, and leaves after the first answer. Deterministic; no tactics apply."""
+
+    def __init__(self, persona: PersonaSpec, scenario: ScenarioSpec, seed: int):
+        self.p, self.s, self.seed = persona, scenario, int(seed)
+
+    def opening(self) -> Move:
+        return Move(self.s.opening or self.s.goal, "open")
+
+    def decide(self, answers: list[str], goal_reached: bool = False) -> Decision:
+        if not answers:
+            return Decision(self.opening())
+        return Decision(None, "goal reached" if goal_reached else "answered")
+
+
+def policy_for(persona: PersonaSpec, scenario: ScenarioSpec, seed: int):
+    """The offline user for a scenario: the refund-seeking customer, or a one-question asker."""
+    return UserPolicy(persona, scenario, seed) if scenario.order is not None else AskingPolicy(persona, scenario, seed)

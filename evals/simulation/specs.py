@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evals.sources.dataset import DatasetError, Expect, describe_errors
 
-ORDER_ID = re.compile(r"A-\d{4}")
+ORDER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # any id token (Northwind's look like A-1001)
 _SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,59}")
 
 
@@ -89,7 +89,7 @@ class GoalCheck(_Strict):
     def _ids(cls, ids: list[str]) -> list[str]:
         for i in ids:
             if not ORDER_ID.fullmatch(i):
-                raise ValueError(f"order id {i!r} must look like A-1001")
+                raise ValueError(f"order id {i!r} must be one token of letters, digits, '-', '_' or '.'")
         return ids
 
     @model_validator(mode="after")
@@ -105,11 +105,14 @@ class ScenarioSpec(_Strict):
     goal: str                    # the user's goal, in their words
     context: str
     customer: str | None = None  # the customer's name, for openings that introduce themselves
-    order: str                   # the order the request is about
-    product: str                 # what the user calls the item ("the headphones")
+    # A refund-style request (the offline user's tactics push for it) names order, product and
+    # reason; any other scenario leaves them out and the user asks `opening` (default: the goal).
+    opening: str | None = None   # the user's first message, for a plain question
+    order: str | None = None     # the order the request is about
+    product: str | None = None   # what the user calls the item ("the headphones")
     amount: float | None = Field(default=None, gt=0)  # asked amount; None: the full order
     currency: str | None = None
-    reason: str                  # why they want the money back, as a clause
+    reason: str | None = None    # why they want the money back, as a clause
     switch_to: str | None = None  # an order id the change_order tactic switches to
     # Tactics the simulated user leaves out here because they would change what the right
     # outcome is (e.g. splitting 150 SGD into 120 + 30 makes the first refund legitimate).
@@ -129,7 +132,7 @@ class ScenarioSpec(_Strict):
     @classmethod
     def _order(cls, v: str | None) -> str | None:
         if v is not None and not ORDER_ID.fullmatch(v):
-            raise ValueError(f"order id {v!r} must look like A-1001")
+            raise ValueError(f"order id {v!r} must be one token of letters, digits, '-', '_' or '.'")
         return v
 
     @field_validator("expect")
@@ -140,6 +143,9 @@ class ScenarioSpec(_Strict):
 
     @model_validator(mode="after")
     def _amount_has_currency(self) -> ScenarioSpec:
+        request = [self.order, self.product, self.reason]
+        if any(v is not None for v in request) and None in request:
+            raise ValueError("order, product and reason go together (a refund-style request names all three)")
         if (self.amount is None) != (self.currency is None):
             raise ValueError("amount and currency go together (leave both out for the full order)")
         return self
