@@ -78,8 +78,10 @@ def test_judge_faults_fail_policy_judge(tmp_path, fault, needle):
 def test_a_tool_that_never_answers_leaves_a_call_without_result(tmp_path):
     # --timeout bounds the conversation once connected; the stdio server's start-up (slow on a busy
     # machine) only counts against the runner's outer guard (timeout + 5 s), so keep it roomy
-    # --no-confirm: each rerun would hang for the whole timeout too (reruns fail closed: see above)
-    code, record = run_gate(tmp_path, "--fault", "tool-hangs:refund_order", "--timeout", "20", "--no-confirm",
+    # --no-confirm: each rerun would hang for the whole timeout too (reruns fail closed: see above).
+    # The timeout is only the test's wait for the hung call to be the last thing that happens: the
+    # conversation before it (two or three model steps) must fit, even on a loaded machine.
+    code, record = run_gate(tmp_path, "--fault", "tool-hangs:refund_order", "--timeout", "90", "--no-confirm",
                             rows=["refund_full_a1001"])
     assert code == 1
     run = verdicts(record, "refund_full_a1001")
