@@ -45,7 +45,7 @@ DATASETS = cli.REPO / "datasets"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="evals/simulate.py", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="evals/simulate.py", description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     p.add_argument("--version", default="v2", help="agent version to talk to (default v2)")
     p.add_argument("--model", help="override the version's model: offline[:...] | openai:<m> | orq:<m>")
     p.add_argument("--scenarios", default=str(DATASETS / "scenarios.toml"))
