@@ -48,7 +48,7 @@ def render() -> str:
              "installed with the package. Exit codes: 0 pass, 1 fail (regressed), 2 cannot judge "
              "(bad input, broken environment, interrupted); see [the gate](gate.md#exit-codes).",
              ""]
-    parts += [f"- [`evals/{c}.py`](#evals{c.replace('_', '')}py) (`{script}`)" for c, (_, script) in COMMANDS.items()]
+    parts += [f"- [`evals/{c}.py`](#evals{c}py) (`{script}`)" for c, (_, script) in COMMANDS.items()]
     for command, (_, script) in COMMANDS.items():
         parts += ["", f"## evals/{command}.py", "", f"Console script: `{script}`.", "", "```text",
                   parser_for(command).format_help().rstrip(), "```"]
