@@ -176,6 +176,17 @@ def test_the_quoted_row_is_the_dataset_row():
     assert blocks and all(b == rows[b["id"]] for b in blocks)
 
 
+def test_every_measured_table_names_its_command():
+    """validation.md: each table or measured block has the command that produces it just above."""
+    lines = (DOCS / "validation.md").read_text().splitlines()
+    starts = [n for n, line in enumerate(lines) if line.startswith("| ---") or line.startswith("|---")]
+    starts += [n for n, line in enumerate(lines) if line == "```" and n and lines[n - 1] == ""]  # output blocks
+    assert len(starts) >= 6
+    for n in starts:
+        above = "\n".join(lines[max(0, n - 14):n])
+        assert re.search(r"python3? (-m |-X importtime )?[\w./]+", above), f"validation.md:{n + 1}: no command above"
+
+
 def test_simulation_size_matches_the_files():
     scenarios = tomllib.loads((REPO / "datasets" / "scenarios.toml").read_text())["scenario"]
     personas = tomllib.loads((REPO / "datasets" / "personas.toml").read_text())["persona"]
