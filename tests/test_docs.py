@@ -195,13 +195,25 @@ def test_simulation_size_matches_the_files():
             f"{len(scenarios) * len(personas) * 3} conversations at `--seeds 3`") in text
 
 
+def judge_row(label: str, c: dict) -> str:
+    cell = {k: f"{c[k]:.2f} [{c['intervals'][k][0]:.2f}, {c['intervals'][k][1]:.2f}]" for k in ("tpr", "tnr", "kappa")}
+    return f"| {label} | {c['n']} | {cell['tpr']} | {cell['tnr']} | {cell['kappa']} |"
+
+
 def test_the_judge_table_is_the_stored_calibration():
     c = json.loads((REPO / "evals" / "judge_calibration.json").read_text())
-    cell = {k: f"{c[k]:.2f} [{c['intervals'][k][0]:.2f}, {c['intervals'][k][1]:.2f}]" for k in ("tpr", "tnr", "kappa")}
-    row = f"| test split (stored) | {c['n']} | {cell['tpr']} | {cell['tnr']} | {cell['kappa']} |"
     text = (DOCS / "validation.md").read_text()
-    assert row in text, row
+    assert judge_row("test split (stored)", c) in text, judge_row("test split (stored)", c)
     assert f"tp={c['tp']} fn={c['fn']} fp={c['fp']} tn={c['tn']}" in text
+
+
+def test_the_judge_dev_split_figures_are_todays():
+    """The dev row, recomputed as `evals/calibrate_judge.py --split dev` does (the offline judge, ~10 s)."""
+    from evals.commands.calibrate_judge import DEFAULT_LABELS, load_labels, measure
+
+    dev = [ex for ex in load_labels(DEFAULT_LABELS) if ex.split == "dev"]
+    result, _ = measure(dev, "offline")
+    assert judge_row("dev split", result) in (DOCS / "validation.md").read_text(), judge_row("dev split", result)
 
 
 def test_the_server_has_the_tools_the_docs_count():
@@ -242,7 +254,7 @@ def check_codes(ran, stderr_hint=""):
         assert code == (0 if stated is None else stated), f"{line!r} exited {code}"
 
 
-def test_the_complete_example_runs_from_an_empty_folder(tmp_path):
+def test_the_complete_example_runs_from_an_empty_folder(tmp_path, monkeypatch):
     text = (DOCS / "your-agent.md").read_text()
     for name, body in re.findall(r"<!-- example-file: (\S+) -->\n```\w*\n(.*?)^```$", text, re.S | re.M):
         (tmp_path / name).write_text(body)
@@ -253,6 +265,33 @@ def test_the_complete_example_runs_from_an_empty_folder(tmp_path):
     assert [stated for *_, stated in ran] == [None, 0, 1]
     assert (tmp_path / "bars.toml").is_file() and (tmp_path / "reference.json").is_file()
     assert len(list((tmp_path / "results").glob("calc-bot-*.json"))) == 2  # the results land here
+    # then the same gate from Python, as the page's next block shows it
+    python = re.search(r"## From Python\n.*?```python\n(.*?)^```$", text, re.S | re.M).group(1)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import calc_bot
+
+    namespace = {"target": calc_bot.target}
+    exec(compile(python, "your-agent.md", "exec"), namespace)  # its assert is the test
+    assert namespace["result"].path.parent.resolve() == (tmp_path / "results").resolve()
+    sys.modules.pop("calc_bot")
+
+
+def test_the_scorer_example_registers_a_scorer_and_its_key(monkeypatch):
+    from evals.scoring import scorers
+    from evals.sources.dataset import DatasetError, validate_row
+
+    monkeypatch.setattr(scorers, "REGISTRY", dict(scorers.REGISTRY))  # the block adds to it
+    block = re.search(r"## Adding a scorer\n.*?```python\n(.*?)^```$", (DOCS / "scorers.md").read_text(),
+                      re.S | re.M).group(1)
+    exec(compile(block, "scorers.md", "exec"), {})
+    spec = scorers.REGISTRY["short_answer"]
+    assert spec.reads == ("max_words",) and not spec.is_judge
+    row = {"id": "r", "inputs": {"message": "hi", "expect": {"max_words": 40}}, "expected_output": "Greets."}
+    assert validate_row(row, "r").expect.value("max_words") == 40
+    row["inputs"]["expect"] = {"max_wordz": 40}
+    with pytest.raises(DatasetError, match="max_wordz: unknown key"):
+        validate_row(row, "r")
 
 
 def test_the_readme_walkthrough_runs_and_leaves_the_tree_clean(tmp_path):
