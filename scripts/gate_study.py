@@ -180,7 +180,7 @@ def study(base: Reference, worlds: int, trials: list[int], refs: list[int], seed
 
 
 def markdown(res: dict) -> str:
-    """The study as the README shows it."""
+    """The study as docs/validation.md shows it."""
     out = ["| reference | trials | unchanged: gates failed | 95% Wilson | reruns per gate | noisy row broken: caught "
            "| quiet row broken: caught |", "|---|---|---|---|---|---|---|"]
     for r in res.values():
@@ -199,7 +199,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-breaks", action="store_true", help="false alarms only")
     p.add_argument("--out", help="write the table as JSON here")
-    p.add_argument("--markdown", metavar="JSON", help="print the README's table from a --out file, and exit")
+    p.add_argument("--markdown", metavar="JSON", help="print the table of docs/validation.md from a --out file, and exit")
     a = p.parse_args(argv)
     if a.markdown:
         print(markdown(json.loads(Path(a.markdown).read_text())))

@@ -58,7 +58,7 @@ def test_http_gives_the_in_process_turns_and_verdicts_for_the_same_seeds(tmp_pat
 
 
 def test_small_gate_passes_through_a_rate_limited_flaky_server(tmp_path, monkeypatch):
-    """README's example: a small gate through the server with a provider's rate limit and 5xx."""
+    """docs/real-models.md's example: a small gate through the server with a provider's rate limit and 5xx."""
     code_local, local = gate(tmp_path / "local", "--limit", "12")
     with served("--rpm", "300", "--error-rate", "0.1", "--latency", "20ms", "--seed", "1") as server:
         through(monkeypatch, server)

@@ -250,10 +250,8 @@ def write_command(source: Path | str, a: argparse.Namespace, against: str | None
     return shlex.join(cmd)
 
 
-@cli.guarded
-def main(argv=None) -> int:
-    started = time.perf_counter()
-    p = argparse.ArgumentParser(prog="evals/calibrate.py", description=__doc__.splitlines()[0])
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="evals/calibrate.py", description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     p.add_argument("--agent", default=DEFAULT_AGENT, metavar="MODULE:CALLABLE", help="the target (see regression.py)")
     p.add_argument("--version", help="agent version, for a factory target (Northwind: default v3)")
     p.add_argument("--trials", type=int, help=f"accepted runs per row, seeds 0..N-1 (default {DEFAULT_TRIALS})")
@@ -275,7 +273,13 @@ def main(argv=None) -> int:
     p.add_argument("--scorers", nargs="+", metavar="NAME",
                    help="calibrate only these scorers (another agent's bars file lists only those that apply)")
     p.add_argument("--write", action="store_true", help="write the bars and the reference")
-    a = p.parse_args(argv)
+    return p
+
+
+@cli.guarded
+def main(argv=None) -> int:
+    started = time.perf_counter()
+    a = parser().parse_args(argv)
     reference_given = a.reference is not None
     if a.source and a.out:
         raise ConfigError("calibrate: --out names where a calibration run goes; --from runs nothing")

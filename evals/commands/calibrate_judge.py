@@ -156,8 +156,7 @@ def print_result(result: dict, judge: str, split: str) -> None:
                   + (f"; {result['judge_errors']} judge error(s) counted as fail" if result["judge_errors"] else ""))
 
 
-@cli.guarded
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="evals/calibrate_judge.py", description=__doc__.splitlines()[0])
     p.add_argument("--judge", default="offline", help="judge to measure: offline | openai:<m> | orq:<m>")
     p.add_argument("--split", choices=["test", "dev"], default="test", help="which labels (default test)")
@@ -166,7 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--calibration", default=str(CALIBRATION_PATH),
                    help="where the test-split result is stored (default: [tool.evals] judge_calibration)")
     p.add_argument("--no-store", action="store_true", help="do not store the calibration, even on the test split")
-    a = p.parse_args(sys.argv[1:] if argv is None else argv)
+    return p
+
+
+@cli.guarded
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()
     policy_judge_scorer(a.judge)  # a bad judge spec is an argument error before anything runs
     labels_path = Path(a.labels)

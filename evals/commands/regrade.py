@@ -40,9 +40,7 @@ from evals.verdict.reference import check_judge, check_rows, load_reference
 from evals.verdict.thresholds import DEFAULT_PATH, load_thresholds
 
 
-@cli.guarded
-def main(argv=None) -> int:
-    started = time.perf_counter()
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="evals/regrade.py", description=__doc__.splitlines()[0])
     p.add_argument("results")
     p.add_argument("--judge", help="judge to use (default: the one the run used)")
@@ -50,7 +48,13 @@ def main(argv=None) -> int:
     p.add_argument("--out", help="where to write (default: a new <results>-regraded-<stamp>.json beside it)")
     p.add_argument("--report", metavar="PATH.html", help="write a self-contained HTML report")
     p.add_argument("--force", action="store_true", help="let --out/--report replace an existing file")
-    a = p.parse_args(argv)
+    return p
+
+
+@cli.guarded
+def main(argv=None) -> int:
+    started = time.perf_counter()
+    a = parser().parse_args(argv)
     # where it writes, checked before any scoring: never over its input, never over a file unless --force
     if a.out:
         cli.check_new_file(a.out, "--out", force=a.force, inputs=[a.results])

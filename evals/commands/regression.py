@@ -55,7 +55,7 @@ from evals.verdict.thresholds import DEFAULT_PATH, Bar, Thresholds, load_thresho
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="evals/regression.py", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="evals/regression.py", description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     p.add_argument("--agent", default=DEFAULT_AGENT, metavar="MODULE:CALLABLE",
                    help=f"the target: an async (inputs, seed) -> Turn, or a factory (default {DEFAULT_AGENT})")
     p.add_argument("--version", help="agent version to gate, for a factory target (Northwind: default v3)")

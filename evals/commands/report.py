@@ -33,13 +33,17 @@ from evals.output.html_report import build_html, write_report  # noqa: F401  (re
 from evals.record.results import load_record
 
 
-@cli.guarded
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="evals/report.py", description=__doc__.splitlines()[0])
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="evals/report.py", description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     p.add_argument("results", help="a results file (from regression, regrade or compare --out)")
     p.add_argument("--out", metavar="PATH.html", help="where to write (default: beside the results, .html)")
     p.add_argument("--force", action="store_true", help="let --out replace an existing file")
-    a = p.parse_args(sys.argv[1:] if argv is None else argv)
+    return p
+
+
+@cli.guarded
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(sys.argv[1:] if argv is None else argv)
     out = Path(a.out) if a.out else Path(a.results).with_suffix(".html")
     cli.check_new_file(out, "--out", force=a.force, inputs=[a.results])  # never over a file unless --force
     record = load_record(a.results)  # its runs match its plan and digest, or a one-line error

@@ -30,8 +30,7 @@ from evals.output.console import console
 from evals.record.results import load_record
 
 
-@cli.guarded
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="evals/show.py", description=__doc__.splitlines()[0])
     p.add_argument("results")
     p.add_argument("row_id", nargs="?", help="the run to print (omit with --verdict)")
@@ -39,7 +38,12 @@ def main(argv=None) -> int:
     p.add_argument("--version", help="which version's run (default: the candidate)")
     p.add_argument("--verdict", action="store_true", help="print the verdict with every reason and note, "
                                                           "recomputed from the runs")
-    a = p.parse_args(argv)
+    return p
+
+
+@cli.guarded
+def main(argv=None) -> int:
+    a = parser().parse_args(argv)
     if a.row_id is None and not a.verdict:
         raise ConfigError("show: give a ROW_ID (and TRIAL), or --verdict")
     record = load_record(a.results)  # its runs match its plan and digest, or a one-line error

@@ -44,7 +44,7 @@ from evals.sources.dataset import load_rows
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="evals/simulate.py", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="evals/simulate.py", description=" ".join(__doc__.split("\n\n")[0].split()))
     p.add_argument("--agent", default=DEFAULT_AGENT, help=f"the agent to talk to: module:attr (default {DEFAULT_AGENT})")
     default_version = project().value("simulate_version")
     p.add_argument("--version", default=default_version,
