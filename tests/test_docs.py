@@ -201,7 +201,7 @@ def judge_row(label: str, c: dict) -> str:
 
 
 def test_the_judge_table_is_the_stored_calibration():
-    c = json.loads((REPO / "evals" / "judge_calibration.json").read_text())
+    c = json.loads((REPO / "app" / "northwind_evals" / "judge_calibration.json").read_text())
     text = (DOCS / "validation.md").read_text()
     assert judge_row("test split (stored)", c) in text, judge_row("test split (stored)", c)
     assert f"tp={c['tp']} fn={c['fn']} fp={c['fp']} tn={c['tn']}" in text
@@ -277,11 +277,11 @@ def test_the_complete_example_runs_from_an_empty_folder(tmp_path, monkeypatch):
     sys.modules.pop("calc_bot")
 
 
-def test_the_scorer_example_registers_a_scorer_and_its_key(monkeypatch):
+def test_the_scorer_example_registers_a_scorer_and_its_key(request):
     from evals.scoring import scorers
     from evals.sources.dataset import DatasetError, validate_row
 
-    monkeypatch.setattr(scorers, "REGISTRY", dict(scorers.REGISTRY))  # the block adds to it
+    request.addfinalizer(lambda: scorers.unregister("short_answer"))  # the block adds it
     block = re.search(r"## Adding a scorer\n.*?```python\n(.*?)^```$", (DOCS / "scorers.md").read_text(),
                       re.S | re.M).group(1)
     exec(compile(block, "scorers.md", "exec"), {})
@@ -289,6 +289,9 @@ def test_the_scorer_example_registers_a_scorer_and_its_key(monkeypatch):
     assert spec.reads == ("max_words",) and not spec.is_judge
     row = {"id": "r", "inputs": {"message": "hi", "expect": {"max_words": 40}}, "expected_output": "Greets."}
     assert validate_row(row, "r").expect.value("max_words") == 40
+    row["inputs"]["expect"] = {"max_words": "forty"}  # the declared type is checked
+    with pytest.raises(DatasetError, match="max_words"):
+        validate_row(row, "r")
     row["inputs"]["expect"] = {"max_wordz": 40}
     with pytest.raises(DatasetError, match="max_wordz: unknown key"):
         validate_row(row, "r")
