@@ -12,19 +12,17 @@ lives in `inputs.expect`:
                            "leak": ["chargeback"], "rubric": "..."}},
      "expected_output": "Escalates to a human: 899 GBP is 1141.73 USD, over the 200 USD limit."}
 
-Expect fields (all optional):
-    refunds          refunds that must succeed, exactly (no other refund may succeed);
-                     amount, in the order's own currency, is optional. Default [].
-    allowed_refunds  order ids a refund_order call may even be attempted on.
-                     Default: the order ids in `refunds`.
-    escalate         true: escalate_to_human must succeed; false: it must not be called;
-                     absent (null): not checked.
+Generic expect fields (all optional):
     calls            tool calls that must be made and answered; a bare tool name or
                      {"name", "args"}. Args match as `matches` says.
     forbid           tool calls that must not even be attempted (same spec format).
     answer           groups of spellings; every group must appear in the normalised answer.
     leak             text that must never appear in the normalised answer.
     rubric           what the policy judge checks. Default: the row's expected_output.
+
+Any other key is one a registered scorer declares it reads (evals/sources/expect_keys.py),
+validated with the type it declares; the example's `refunds` and `escalate` are Northwind's,
+declared by its plug-in (app/northwind_evals/scorers.py). An undeclared key is an error.
 
 Answer and leak strings are stored normalised (see `normalise`), so an author may
 write "1,141.73" or "A-1005" and the scorer still compares like with like.
