@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import clauses
+from . import certainty, clauses
 from .entities import Entities, extract, order_mentions
 from .lexicon import gloss
 from .numbers import words_to_digits
@@ -112,7 +112,7 @@ STATUS = _rx(r"\bstatus\b|\bwhere(?:'s|’s| is) (?:my|the|our|order|a-?\d)|\bwh
              r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded|processing)\s*$"
              r"|\bhappening with\b|\bwhere\b[^.?!]{0,12}\?"
              r"|\b(?:whether|(?:know|check|see|tell me|ask(?:ing)?|wondering|find out) if)\b[^.?!]*"
-             r"\b(?:shipped|dispatched|sent out|been sent|delivered|arrived|processed)\b(?!\s+to\b)|\bwhen was\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b")
+             r"\b(?:shipped|dispatched|sent out|been sent|delivered|arrived|processed)\b(?!\s+to\b)|\bwhen (?:was|were)\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b")
 ETA = _rx(r"\barriv|\beta\b|\bwhen will\b|\bwhen (?:is|does|should|can|do)\b[^.?!]*\b(?:come|get here|be delivered|"
           r"arrive|due|expect|land|show up|ship|be shipped|dispatch|be dispatched|go out|be sent|leave)|\bexpected (?:delivery|date|on)\b|\bdelivery date\b|\bhow long until\b"
           r"|\bwhen can i expect\b|\b(?:is|are) (?:it|they|a-?\d{4}|my order|the order|order \d{4}|my parcel)\b[^.?!]*"
@@ -237,6 +237,9 @@ class Turn:
     hold: bool = False    # "before you do anything, ...": no writes in this turn
     open_question: bool = False  # a clause asks something no question pattern names ("and then?")
     actions_all: list[str] = field(default_factory=list)  # every write named, asked for or not
+    # writes read with too little certainty to act on: (action, orders, why); the model asks
+    unsure: list[tuple[str, list[str], str]] = field(default_factory=list)
+    unreadable: bool = False  # no word of a language the reader knows
 
     @property
     def intents(self) -> list[str]:
@@ -355,7 +358,7 @@ def _clauses(turn: Turn) -> None:
         cg = gloss(ct)
         ce = extract(turn.numtext[start:end])
         orders = list(dict.fromkeys(oid for oid, *_ in order_mentions(ct)))
-        excluded = clauses.excluded_orders(ct)
+        excluded = clauses.excluded_orders(ct) + clauses.corrected_orders(ct)
         orders = [o for o in orders if o not in excluded]
         said = clauses.unreported(clauses.unquoted(ct))
         acts = _actions(said, gloss(said), ce) if said != ct else _actions(ct, cg, ce)
@@ -397,11 +400,24 @@ def _clauses(turn: Turn) -> None:
                     turn.questions.append(q)
                     turn.targets.setdefault(q, []).extend(p["orders"])
             else:
-                candidates.append((a, p["orders"], mood.request or asks_person))
+                nxt = parts[i + 1] if i + 1 < len(parts) else None
+                after = nxt["gloss"] if nxt and not (nxt["acts"] or nxt["questions"]) else ""
+                # "... a full refund for A-1003 - please just process it": the next clause asks for it
+                described = bool(after and clauses.mood(after).request and certainty.DO_IT.search(after))
+                request = mood.request or asks_person or described
+                if not request and asks:
+                    continue  # with a question in the message, a write counts only where a clause asks for it
+                m = ACTION_RX[a].search(cg) or (EMAIL_TO_ANY.search(cg) if a == "email_send" else None)
+                span = m.span() if m else (0, 0)
+                how = certainty.judge(cg, span, request=request, message_gloss=turn.low, action=a, after=after,
+                                      described=described)
+                if not how.sure:
+                    turn.unsure.append((a, p["orders"], how.why[0] if how.why else "unclear"))
+                    continue
+                candidates.append((a, p["orders"], True))
                 if p["excluded"]:
                     turn.declined.append((a, p["excluded"]))
-    # With a question in the message, a write counts only where a clause asks for it.
-    kept = [(a, o) for a, o, req in candidates if req or not asks]
+    kept = [(a, o) for a, o, _ in candidates]
     turn.actions = [a for a in ACTIONS if any(k == a for k, _ in kept)]
     for a, o in kept:
         turn.targets.setdefault(a, []).extend(o)
@@ -434,6 +450,7 @@ def understand(text: str) -> Turn:
     said = clauses.unreported(text)
     turn.questions = _questions(said, gloss(said), e) if said != text else _questions(text, low, e)
     turn.hold = bool(clauses.HOLD.search(low))
+    turn.unreadable = certainty.unreadable(low)
     _clauses(turn)
     turn.authority = bool(AUTHORITY.search(low))
     turn.ignore_rules = bool(IGNORE_RULES.search(low))

@@ -91,7 +91,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bno (?:quiero|quisiera|necesito)\b", "i don't want"),
     (r"\bno (?:hace falta|es necesario)\b", "no need to"), (r"\bsin\b", "without"),
     (r"\bning[uú]n(?:a|o)?\b", "no"), (r"\bnada\b", "nothing"), (r"\bestá\b", "is"), (r"\bpor favor\b", "please"),
-    (r"\bquiero\b|\bquisiera\b|\bme gustar[ií]a\b", "i want"),
+    (r"\bquiero\b|\bquisiera\b|\bme gustar[ií]a\b", "i want"), (r"\bnecesit(?:o|amos)\b", "i need"),
     (r"\biva\b", "vat"), (r"\bcu[aá]nto\w*", "how much"), (r"\bcost[oó]\b", "cost"),
     (r"\bseguimiento\b|\brastreo\b", "tracking"), (r"\bentregad[oa]\b", "delivered"), (r"\bllega\w*", "arrives"), (r"\benviad[oa]\b", "shipped"), (r"\bcu[aá]ndo\b", "when"),
     (r"\bcompleto\b|\btotalmente\b|\ben su totalidad\b|\bcompleta\b", "in full"),
