@@ -64,6 +64,10 @@ CHECKABLE = re.compile(r"\b(?:deliver\w*|arriv\w*|ship\w*|dispatch\w*|processing
                        r"|it'?s ok|okay|limit|over|under|above|below|still|late|refunded|not yet|already"
                        r"|on (?:its|the) way|in transit|sent|out for|left the|price|cost|stock)\b")
 _REASON = re.compile(r"\b(?:because|since|'?cause|coz|cos|given that|as (?:it|they|the|my|i|we|he|she))\b|[:(]")
+# A negation after the request that governs the act or the speaker's sincerity ("..., not!", "said no
+# one ever", "or not", "not really", "don't do it"), not one about a noun ("no questions asked").
+_TAKES_BACK = re.compile(r"(?:\bnot|\bno|\bnever|n't)\b(?!\s*(?:(?:for|on|the|order)\s+)*§)(?=\W*$|\s+(?:\w+\s+){0,2}?(?:it|that|this|one|body|do|doing|refund\w*|"
+                         r"cancel\w*|really|sure|serious|kidding|ever|yet|now|today|anymore|after all)\b)")
 NEGATION = re.compile(r"\b(?:not|no|never|nothing|none|nobody|neither|nor)\b|n't\b")
 
 
@@ -72,10 +76,13 @@ FRAME = re.compile(r"\b(?:please|pls|plz|kindly)\b|\b(?:can|could|would|will) (?
                    r"|\b(?:can|could|may) (?:i|we) (?:please )?(?:get|have)\b|\bif you (?:could|would|can)\b"
                    r"|\bi(?:'d| would)? (?:really |just |only )?(?:like|love|want|need|wish)\b|\bi(?:'d| would) (?:accept|"
                    r"take|settle for|prefer|appreciate)\b|\bgo ahead and\b|\bwould you mind\b|\bany chance\b"
+                   r"|\b(?:any|is there a) way (?:you|to)\b(?:\s+(?:could|can|would))?|\b(?:don'?t|do not) forget to\b"
+                   r"|\bremember to\b|\bmake sure (?:to|you)\b"
                    r"|\b(?:let'?s|time to)\b")
 WISH = re.compile(r"\bi(?:'d| would) (?:accept|take|settle for|be (?:happy|ok|okay|fine) with|prefer|appreciate|welcome)\b"
                   r"|\bi(?:'m| am) (?:asking|requesting|hoping) (?:for|you|to)\b|\bi(?:'d| would) be (?:\w+ )?grateful\b"
-                  r"|\bi expect\b|\b(?:want|need|like) (?:it|them|this|that|a-?\d{4}|my order) (?:to be )?(?:refunded|"
+                  r"|\bi expect\b|\b(?:it|that|this|the address) (?:should|needs to|must|has to) be\b"
+                  r"|\b(?:don'?t|do not) forget to\b|\bremember to\b|\bmake sure (?:to|you)\b|\b(?:want|need|like) (?:it|them|this|that|a-?\d{4}|my order) (?:to be )?(?:refunded|"
                   r"cancell?ed)\b")
 # A request for "it" to be done, naming no act of its own: it asks for the act just named.
 DO_IT = re.compile(r"\b(?:process|do|handle|issue|sort|action|approve|make|get|put) (?:it|this|that|them)\b|\bgo ahead\b"
@@ -105,8 +112,8 @@ def _unexplained(words: list[str]) -> list[str]:
     return [w for w in words if w not in _FUNCTION and not w.isdigit() and len(w) > 1]
 
 
-def _blank(text: str, pattern: re.Pattern) -> str:
-    return pattern.sub(lambda m: " " * len(m.group(0)), text)
+def _blank(text: str, pattern: re.Pattern, mark: str = " ") -> str:
+    return pattern.sub(lambda m: mark * len(m.group(0)), text)
 
 
 _OBJECTS = re.compile(r"(?<![\w-])(?:a-?\d{4}|#\d{4}|c-?\d{3}|sku-?\w+)(?![\w-])|\d+(?:[.,]\d+)?\s?%?"
@@ -129,7 +136,7 @@ def judge(gloss: str, trigger: tuple[int, int], *, request: bool, message_gloss:
         score *= factor
         why.append(reason)
 
-    g = _blank(gloss.lower(), _OBJECTS)
+    g = _blank(gloss.lower(), _OBJECTS, "§")  # objects kept as marks: "not A-1008" leaves one out
     before, tail = g[:trigger[0]], g[trigger[1]:]
     # A leading condition ("if A-1004 hasn't shipped yet, cancel it") is judged as a condition below.
     lead = re.match(r"^\W*(?:if|unless|provided(?: that)?|as long as|in case|once)\b[^,]*,\s*", before)
@@ -167,15 +174,13 @@ def judge(gloss: str, trigger: tuple[int, int], *, request: bool, message_gloss:
     cond = CONDITION.search(g)
     if cond and not CHECKABLE.search(g[cond.end():cond.end() + 60]):
         lower(0.4, "it depends on a condition I can't check")
-    if NEGATION.search(tail) and not re.search(r"\b(?:not|except|but not|n't)\s+(?:for\s+|on\s+|the\s+)*$", tail):
-        lower(0.4, "a negation follows the request")
-    if REPORTED.search(tail) or REPORTED.search(after) and NEGATION.search(after):
+    if _TAKES_BACK.search(tail) or _TAKES_BACK.search(after):
         lower(0.4, "what follows the request takes it back")
     statements = " ".join(x for x in re.split(r"(?<=[.!?])\s+", message_gloss) if not x.strip().endswith("?"))
     if action in ("refund", "cancel") and KEEP.search(statements):
         lower(0.4, "the message says the item is being kept")
     stripped = gloss.strip()
-    if stripped.endswith("?") and not request_question(stripped):
+    if stripped.endswith("?") and not request_question(stripped) and _IMPERATIVE.match(stripped.lower()):
         lower(0.45, "it is put as a question")
     return Sureness(round(score, 3), tuple(why))
 
@@ -185,6 +190,10 @@ def judge(gloss: str, trigger: tuple[int, int], *, request: bool, message_gloss:
 _ASKING = re.compile(r"\b(?:can|could|would|will|may) (?:you|u|someone|somebody|(?:i|we) (?:please |still )?(?:get|have|speak|"
                      r"talk|ask))\b|\bplease\b|\bpls\b"
                      r"|\bany chance\b|\bwould you mind\b|\bis it (?:ok|okay|possible)\b|\bpossible to\b")
+
+
+_IMPERATIVE = re.compile(r"^\W*(?:(?:and|so|then|just|also|ok(?:ay)?)\W+)*(?:refund|cancel|change|update|ship|send|e-?mail|"
+                         r"apply|escalate|open|create|delete|remove|give|process|issue)\b")
 
 
 def request_question(clause: str) -> bool:
