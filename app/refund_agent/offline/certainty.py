@@ -36,7 +36,7 @@ for me note quick favour favor kind if possible able go through straight
 der die das den dem des ein eine einen einem einer sie ich wir mir mich uns ihr ihre ihren meine meinen
 bitte doch mal gerne gern noch danke hallo le la les l du des de vous je nous moi votre vos mon ma mes
 merci bonjour el los las del usted mi por favor gracias hola il lo gli di della dello per grazie ciao
-buongiorno o os as do da dos das obrigado obrigada olá
+buongiorno o os as do da dos das obrigado obrigada olá um uma
 """.split())
 _WORD = re.compile(r"[a-zà-ÿ']+")
 # Cues that can turn a request around, by kind. Each is a class of constructions, not a phrase

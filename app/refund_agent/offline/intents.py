@@ -10,6 +10,7 @@ writes of the other clauses.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -112,7 +113,8 @@ STATUS = _rx(r"\bstatus\b|\bwhere(?:'s|’s| is) (?:my|the|our|order|a-?\d)|\bwh
              r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded|processing)\s*$"
              r"|\bhappening with\b|\bwhere\b[^.?!]{0,12}\?"
              r"|\b(?:whether|(?:know|check|see|tell me|ask(?:ing)?|wondering|find out) if)\b[^.?!]*"
-             r"\b(?:shipped|dispatched|sent out|been sent|delivered|arrived|processed)\b(?!\s+to\b)|\bwhen (?:was|were)\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b")
+             r"\b(?:shipped|dispatched|sent out|been sent|delivered|arrived|processed)\b(?!\s+to\b)|\bwhen (?:was|were)\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b"
+             r"|\bwhen (?:it|they|a-?\d{4}|the order|my order) (?:was|were|got) (?:delivered|shipped|placed)\b")
 ETA = _rx(r"\barriv|\beta\b|\bwhen will\b|\bwhen (?:is|does|should|can|do)\b[^.?!]*\b(?:come|get here|be delivered|"
           r"arrive|due|expect|land|show up|ship|be shipped|dispatch|be dispatched|go out|be sent|leave)|\bexpected (?:delivery|date|on)\b|\bdelivery date\b|\bhow long until\b"
           r"|\bwhen can i expect\b|\b(?:is|are) (?:it|they|a-?\d{4}|my order|the order|order \d{4}|my parcel)\b[^.?!]*"
@@ -364,8 +366,11 @@ def _clauses(turn: Turn) -> None:
         acts = _actions(said, gloss(said), ce) if said != ct else _actions(ct, cg, ce)
         if "discount" not in acts and "discount" in turn.actions_all and DISCOUNT.search(cg):
             acts.append("discount")
+        # "..., and when was it delivered?": a question about "it" is about the message's order
+        qe = ce if ce.orders or not re.search(r"\b(?:it|its|it's|they|them|this|that)\b", cg) \
+            else dataclasses.replace(ce, orders=list(e.orders))
         parts.append({"text": ct, "gloss": cg, "ents": ce, "orders": orders, "acts": acts, "excluded": excluded,
-                      "mood": clauses.mood(cg), "questions": _questions(ct, cg, ce)})
+                      "mood": clauses.mood(cg), "questions": _questions(ct, cg, qe)})
     # An order named in a clause with no wish of its own belongs to the clause before it
     # ("Status of A-1002? And A-1006?"), or else the next one.
     for i, p in enumerate(parts):
@@ -428,7 +433,15 @@ def _clauses(turn: Turn) -> None:
         if p["acts"] or not p["mood"].question or not turn.actions:
             continue
         own = [o for o in p["orders"] if o not in written]
-        turn.side_questions += [q for q in p["questions"] if own or (not p["orders"] and q not in ORDER_QUESTIONS)]
+        # A question in a clause of its own is answered even about a written order ("refund A-1003,
+        # and when was it delivered?"): unless the write's own reply answers it (a status a cancel or
+        # address change alters, a check the write makes, the total a discount changes).
+        answered = {"refund_check", "cancel_check", "address_check", "return_check"}
+        if set(turn.actions) & {"cancel", "address"}:
+            answered.add("status")
+        if "discount" in turn.actions:
+            answered.add("order_cost")
+        turn.side_questions += [q for q in p["questions"] if own or q not in answered]
     for k, v in turn.targets.items():
         turn.targets[k] = list(dict.fromkeys(v))
     turn.questions = list(dict.fromkeys(turn.questions))
@@ -439,6 +452,19 @@ def _clauses(turn: Turn) -> None:
     for p in parts:
         if "address" in p["acts"] and p["ents"].address:
             e.address = p["ents"].address
+
+
+# An order id with a letter typed for a digit ("A-1O08", "a1OO4"): close enough to ask about, not to act on.
+_MISTYPED_ID = re.compile(r"(?<![\w-])[Aa][-\u2011\s]?([0-9oOlIi]{4})(?![\w-])")
+
+
+def _mistyped_ids(text: str) -> list[str]:
+    out = []
+    for m in _MISTYPED_ID.finditer(text):
+        digits = m.group(1).translate(str.maketrans("oOlIi", "00111"))
+        if digits != m.group(1):
+            out.append("A-" + digits)
+    return list(dict.fromkeys(out))
 
 
 def understand(text: str) -> Turn:
@@ -471,6 +497,11 @@ def understand(text: str) -> Turn:
     turn.supervisor_reader = bool(SUPERVISOR_READER.search(low))
     turn.self_supervisor = bool(SELF_SUPERVISOR.search(low))
     turn.mass = bool(MASS.search(low))
+    guessed = _mistyped_ids(text) if not (e.orders or e.has_customer) else []
+    if guessed:
+        for a in [x for x in turn.actions if x in ("refund", "cancel", "address", "discount", "escalate")]:
+            turn.actions.remove(a)
+            turn.unsure.append((a, guessed, "the order ID looked mistyped"))
     turn.asks_contact = "contact" in turn.questions
     turn.draft = bool(DRAFT.search(low) or DRAFT_NAMED.search(text)) and "email_send" not in turn.actions_all
     turn.apology = bool(APOLOGY.search(low))

@@ -98,6 +98,18 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bsigue\b", "is it still"), (r"\ben proceso\b|\bprocesando\b", "processing"),
     (r"\balemania\b", "germany"), (r"\breino unido\b", "united kingdom"), (r"\bespaña\b", "spain"),
     (r"\b(?:mi|mis)\b", "my"), (r"\bestados unidos\b", "united states"), (r"\bpero\b", "but"), (r"\btambi[eé]n\b", "also"),
+    # --- Italian and Portuguese: the main intents' words ------------------------------------
+    (r"\bparlare con (?:un |una )?(?:persona|umano|operatore|responsabile|supervisore)\b"
+     r"|\bfalar com (?:um |uma )?(?:pessoa|humano|atendente|supervisor|respons[aá]vel)\b", "speak to a human"),
+    (r"\brimbors\w*", "refund"), (r"\bannull\w*", "cancel"), (r"\bindirizzo\b|\bmorada\b|\bendereço\b", "address"),
+    (r"\bdov'?[eè]\b|\bdove si trova\b|\bonde est[aá]\b", "where is"), (r"\bordine\b|\bencomenda\b", "order"),
+    (r"\bvorrei\b|\bvoglio\b|\bquero\b|\bgostaria de\b", "i want"),
+    (r"\bpotete\b|\bpotreste\b|\bpuò\b|\bpuoi\b|\bpotrebbe\b|\bpodem\b|\bpoderia\b|\bpode\b", "can you"),
+    (r"\bspedit[oaie]\b", "shipped"), (r"\bconsegnat[oaie]\b|\bentregues?\b", "delivered"),
+    (r"\bnon\b|\bnão\b|\bnao\b", "not"), (r"\b(?:il )?mi[oa]\b|\bmiei\b|\bmeu\b|\bminha\b", "my"),
+    (r"\bsoldi\b|\bdenaro\b|\bdinheiro\b", "money"), (r"\bindietro\b|\bde volta\b", "back"),
+    (r"\bper intero\b|\bper completo\b|\bintegralmente\b", "in full"), (r"\bstato\b", "status"),
+    (r"\bquando\b", "when"), (r"\bgrazie\b|\bobrigad[oa]\b", "thanks"),
     # --- texting ("can u cancel it", "ur order") and articles, after every phrase that spells them out
     (r"(?<![\w-])u(?![\w-])", "you"), (r"(?<![\w-])ur(?![\w-])", "your"),
     (r"\b(?:un|une|una|einen|einem|einer)\b", "a"),

@@ -57,7 +57,7 @@ def _units(s: Session) -> list:
         # Not sure enough to write: ask, and answer what was asked next to it.
         asked = lookups.question_units(s, req.questions)
         return asked + [lambda: [_clarify(req)]]
-    declined = bool(now.declined and not now.hold)
+    declined = bool(req.declined and not now.hold)
     units = lookups.question_units(s, req.questions)
     if declined and not units and now.open_question and req.orders:
         # "Don't cancel A-1004, and then?": the question is about the order; its facts answer it.
@@ -105,7 +105,7 @@ def _clarify(req) -> str:
 def _declined(req, more: bool = True) -> str:
     """What a negated request asked not to be done, acknowledged."""
     said = []
-    for action, ids in req.now.declined:
+    for action, ids in req.declined:
         ids = ids or req.orders
         what = ", ".join(ids) if ids else ("anything" if action in ("refund", "cancel") else "it")
         said.append(f"{_DECLINED.get(action, action)} {what}")

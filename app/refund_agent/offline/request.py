@@ -218,6 +218,8 @@ def build_request(users: list[str]) -> Request:
                     req.actions.append(action)
                 req.targets.setdefault(action, []).extend(o for o in ids if o not in req.targets.get(action, []))
             req.inherited, source = True, prev
+            if not any(t.ents.orders for t in turns):  # "Did you mean A-1008?" "yes"
+                req.orders = list(dict.fromkeys(o for _, ids, _ in prev.unsure for o in ids))
         elif now.confirm is False and clauses_refusal(now.low):
             req.declined = [(a, ids) for a, ids, _ in prev.unsure]
     # A declined or held turn ("don't refund it yet") starts nothing, and continues nothing either.
@@ -242,7 +244,9 @@ def build_request(users: list[str]) -> Request:
                                 req.actions.append(write)
                                 req.targets[write] = req.targets.pop(check, [])
                     break
+    guessed = list(req.orders)
     req.orders, req.orders_turn = _latest(turns, lambda t: t.ents.orders)
+    req.orders = req.orders or guessed
     if req.inherited and source.ents.orders and not now.ents.orders:
         req.orders, req.orders_turn = list(source.ents.orders), source
     cust_turn = next((t for t in reversed(turns) if t.ents.has_customer), None)
