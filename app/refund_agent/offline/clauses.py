@@ -237,7 +237,7 @@ def negated_clause(clause_text: str) -> bool:
 # A correction mid-message ("50 SGD, sorry I mean 30 SGD", "A-1001 - no wait, A-1008"): the value
 # after the marker replaces the one before it.
 CORRECTION = re.compile(r"\b(?:sorry|oops|i mean[t]?|no wait|wait|correction|make (?:that|it)|or rather|rather|"
-                        r"scratch that|i meant|typo|my bad|not that)\b[\s,:-]*", re.I)
+                        r"scratch that|i meant|typo|my bad|not that|actually)\b[\s,:-]*|,\s*no\s*,", re.I)
 
 
 def corrected_orders(clause_text: str) -> list[str]:

@@ -115,7 +115,7 @@ STATUS = _rx(r"\bstatus\b|\bwhere(?:'s|’s| is) (?:my|the|our|order|a-?\d)|\bwh
              r"|\b(?:whether|(?:know|check|see|tell me|ask(?:ing)?|wondering|find out) if)\b[^.?!]*"
              r"\b(?:shipped|dispatched|sent out|been sent|delivered|arrived|processed)\b(?!\s+to\b)|\bwhen (?:was|were)\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b"
              r"|\bwhen (?:it|they|a-?\d{4}|the order|my order) (?:was|were|got) (?:delivered|shipped|placed)\b")
-ETA = _rx(r"\barriv|\beta\b|\bwhen will\b|\bwhen (?:is|does|should|can|do)\b[^.?!]*\b(?:come|get here|be delivered|"
+ETA = _rx(r"\barriv|\beta\b|\bwhen\b[^.?!]*\b(?:gets?|comes?|will (?:get|come)) (?:here|to me|home)\b|\bwhen will\b|\bwhen (?:is|does|should|can|do)\b[^.?!]*\b(?:come|get here|be delivered|"
           r"arrive|due|expect|land|show up|ship|be shipped|dispatch|be dispatched|go out|be sent|leave)|\bexpected (?:delivery|date|on)\b|\bdelivery date\b|\bhow long until\b"
           r"|\bwhen can i expect\b|\b(?:is|are) (?:it|they|a-?\d{4}|my order|the order|order \d{4}|my parcel)\b[^.?!]*"
           r"(?<!too )\b(?:late|delayed|running (?:late|behind))\b|\bestimated\b|\bwhen (?:do|will|can|should|would) (?:i|we|you|they) (?:get|receive)\b")
