@@ -92,8 +92,10 @@ def _status_breaches(case: Case) -> list[str]:
     return out
 
 
-REFERS = re.compile(r"\b(?:e-?mail|mail|message|write to|notify|contact|send|let)\b[^.?!]{0,20}\b(?:her|him|them|they|"
-                    r"this customer|that customer|the customer|the buyer|the client)\b")
+_PRONOUN = r"(?:her|him|them|they|this customer|that customer|the customer|the buyer|the client)"
+# the ask and the pronoun on either side: "email her", "drop her a quick email", "send them a note"
+REFERS = re.compile(rf"\b(?:e-?mail|mail|message|write to|notify|contact|send|let|drop|shoot|ping)\b[^.?!]{{0,20}}\b{_PRONOUN}\b"
+                    rf"|\b{_PRONOUN}\b[^.?!]{{0,25}}\b(?:e-?mail|message|note|line)\b")
 
 
 def _referent(case: Case, names: dict[str, set[str]]) -> str | None:
