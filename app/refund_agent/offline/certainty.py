@@ -55,7 +55,7 @@ HEDGE = re.compile(r"\bmaybe\b|\bperhaps\b|\bkind of\b|\bsort of\b|\bkinda\b|\bs
 REPORTED = re.compile(r"\b(?:says?|said|told|tells|suggest\w*|recommend\w*|wants? me to|asked me to|reckons?|"
                       r"thinks?|claims?)\b")
 KEEP = re.compile(r"\b(?:keep(?:ing)?|hold(?:ing)? on to) (?:it|them|this|that|these|those|the (?:item|headphones|keyboard|"
-                  r"laptop|mouse|order))\b|\bi(?:'ll| will|'m going to) keep\b|\blove (?:it|them|these|this)\b"
+                  r"laptop|mouse|order))\b|\bi(?:'ll| will|'m going to) keep\b|\blove (?:it|them|these|this)\b(?! if| when)"
                   r"|\bi(?:'m| am) happy with (?:it|them)\b")
 CONDITION = re.compile(r"\b(?:if|unless|provided|as long as|in case|only when|once)\b")
 # conditions the tools can settle: the model checks them itself
@@ -80,7 +80,7 @@ FRAME = re.compile(r"\b(?:please|pls|plz|kindly)\b|\b(?:can|could|would|will) (?
                    r"|\bremember to\b|\bmake sure (?:to|you)\b"
                    r"|\b(?:let'?s|time to)\b")
 WISH = re.compile(r"\bi(?:'d| would) (?:accept|take|settle for|be (?:happy|ok|okay|fine) with|prefer|appreciate|welcome)\b"
-                  r"|\bi(?:'m| am) (?:asking|requesting|hoping) (?:for|you|to)\b|\bi(?:'d| would) be (?:\w+ )?grateful\b"
+                  r"|\bi(?:'m| am) (?:asking|requesting|hoping)\b|\bi(?:'d| would) be (?:\w+ )?grateful\b"
                   r"|\bi expect\b|\b(?:it|that|this|the address) (?:should|needs to|must|has to) be\b"
                   r"|\b(?:don'?t|do not) forget to\b|\bremember to\b|\bmake sure (?:to|you)\b|\b(?:want|need|like) (?:it|them|this|that|a-?\d{4}|my order) (?:to be )?(?:refunded|"
                   r"cancell?ed)\b")
