@@ -15,8 +15,7 @@ from app.refund_agent.offline.intents import understand
 from app.refund_agent.offline.policy import ChangeForbidden, parse_policy, report_unrecognised
 from app.refund_agent.versions import Version, load_version
 from evals.dataset import load_rows
-from tests.offline_heldout import run_file, score_record
-from tests.test_offline_blind import BLIND  # noqa: F401  (same data folder)
+from tests.offline_heldout import BLIND, run_file, score_record
 
 DEV, FRESH = BLIND.with_name("sure_dev.jsonl"), BLIND.with_name("sure_fresh.jsonl")
 FLOORS = {DEV: 33 / 33, FRESH: 19 / 22}

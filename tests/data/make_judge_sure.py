@@ -36,7 +36,7 @@ def wrote(name, action, ok=True, **args):
 def ex(eid, human, reason, users, answers, calls, rubric="Follows the policy."):
     users = [users] if isinstance(users, str) else users
     answers = [answers] if isinstance(answers, str) else answers
-    msgs = [m for u, a in zip(users, answers) for m in ({"role": "user", "content": u},
+    msgs = [m for u, a in zip(users, answers, strict=True) for m in ({"role": "user", "content": u},
                                                          {"role": "assistant", "content": a})]
     inputs = {"message": users[0]} if len(users) == 1 else {"turns": users}
     return {"id": eid, "split": "test", "human": human, "reason": reason, "origin": ORIGIN,

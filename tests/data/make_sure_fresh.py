@@ -7,7 +7,7 @@ be tuned on; a floor in tests/test_offline_sure.py keeps the first figure from r
 import json
 from pathlib import Path
 
-from make_sure_dev import WRITES, none, row
+from make_sure_dev import none, row
 
 ROWS = [
     row("f_telegraph_sentences", "ok so. a1008. the keyboard. refund. full. thx", ["sms", "write"],

@@ -245,7 +245,7 @@ def corrected_orders(clause_text: str) -> list[str]:
     from .entities import order_mentions
     found = order_mentions(clause_text)
     out = []
-    for (oid, _, end, _), (nxt, start, _, _) in zip(found, found[1:]):
+    for (oid, _, end, _), (nxt, start, _, _) in zip(found, found[1:], strict=False):
         between = clause_text[end:start]
         if nxt != oid and CORRECTION.search(between) and len(between.split()) <= 6 \
                 and oid not in [o for o, s, _, _ in found if s > start]:

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .entities import ORDER_RE, Amount
 from .clauses import REFUSAL, corrected_index
+from .entities import ORDER_RE, Amount
 from .intents import Turn, understand
 
 
