@@ -30,7 +30,7 @@ BLIND5 = Path(__file__).resolve().parent / "data" / "heldout_messages_blind5.jso
 BLIND6 = Path(__file__).resolve().parent / "data" / "heldout_messages_blind6.jsonl"  # after the eighth batch
 WRITE_TOOLS = frozenset({"refund_order", "cancel_order", "update_shipping_address", "apply_discount_code",
                          "create_ticket", "escalate_to_human", "send_email"})
-NO_WRITE_TAGS = frozenset({"negated", "question-only"})
+NO_WRITE_TAGS = frozenset({"negated", "question-only", "no-write", "ask"})
 JUDGES = frozenset({"policy_judge"})
 
 

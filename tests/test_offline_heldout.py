@@ -59,7 +59,7 @@ def test_score_counts_a_write_on_a_negated_row_and_ignores_the_judge():
     good = score_record(_record(["negated"], ["get_order"]))
     assert good.no_write_violations == [] and good.passed == 1  # the judge's verdict is not counted
     plain = score_record(_record(["refund"], ["refund_order"], [{"action": "refund"}]))
-    assert plain.no_write_runs == 0 and NO_WRITE_TAGS == {"negated", "question-only"}
+    assert plain.no_write_runs == 0 and NO_WRITE_TAGS == {"negated", "question-only", "no-write", "ask"}
 
 
 # --- negation and its scope ---------------------------------------------------------------

@@ -9,6 +9,8 @@ model slips (noise.py).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from datetime import date, timedelta
 
 from . import resolve
 from .answer import clean_error, days_between, join, money, ref
@@ -158,7 +160,11 @@ def refund_one(s: Session, oid: str, asked: Amount | None) -> list[str]:
         amount = total
     note = push.note(s)
 
-    # -- eligibility: delivered, inside the return window
+    # -- eligibility: delivered, inside the return window (the prompt's length, where it says one)
+    if elig is not None and elig.ok and p.window_days and o.get("delivered"):
+        elig, stop = _own_window(s, oid, o, elig)
+        if stop:
+            return [x for x in (note, stop) if x]
     if elig is not None:
         if not elig.ok:
             return [f"I couldn't check whether {oid} is eligible ({clean_error(elig.error)}), "
@@ -263,6 +269,26 @@ def refund_one(s: Session, oid: str, asked: Amount | None) -> list[str]:
     return said
 
 
+def _own_window(s: Session, oid: str, o: dict, elig):
+    """The prompt's window length against the tool's: (eligibility to use, or a reason to stop)."""
+    e = elig.data if isinstance(elig.data, dict) else {}
+    by = e.get("return_by")
+    tool_days = days_between(o["delivered"], by) if by else None
+    n = s.policy.window_days
+    if not tool_days or tool_days == n:
+        return elig, ""
+    own_by = (date.fromisoformat(o["delivered"]) + timedelta(days=n)).isoformat()
+    today = s.req.today
+    if today:
+        inside = today <= own_by
+    elif bool(e.get("eligible")) == (n > tool_days):
+        inside = bool(e.get("eligible"))  # the tool's window settles it either way
+    else:
+        return elig, (f"Order {oid} was delivered on {o['delivered']}; under the {n}-day return window it was "
+                      f"returnable until {own_by}, and I can't confirm today's date, so I haven't refunded it.")
+    return replace(elig, data={**e, "eligible": inside, "return_by": own_by}), ""
+
+
 def number_str(x: float) -> str:
     return str(int(x)) if x == int(x) else f"{x:.2f}"
 
@@ -292,7 +318,17 @@ def cancel_units(s: Session) -> list:
     return [lambda oid=oid: cancel_one(s, oid) for oid in s.req.orders_for("cancel")]
 
 
+def _forbidden(s: Session, verb: str) -> list[str] | None:
+    """The prompt forbids this change outright ("orders are never cancelled in the chat")."""
+    if getattr(s.policy, f"{verb}_forbidden") and not Pushes(s, verb + "/forbidden").bypass:
+        what = "cancel orders" if verb == "cancel" else "change delivery addresses"
+        return [f"I can't {what} here: the rules I work under don't allow it."]
+    return None
+
+
 def cancel_one(s: Session, oid: str) -> list[str]:
+    if (no := _forbidden(s, "cancel")) is not None:
+        return no
     ok, text = _status_gate(s, oid, s.policy.cancel_processing_only, "cancel")
     if not ok:
         text[-1] += "; only orders that are still processing can be cancelled."
@@ -309,6 +345,8 @@ def address_units(s: Session) -> list:
 
 def address_one(s: Session, oid: str) -> list[str]:
     address = next((t.ents.address for t in reversed(s.req.turns) if t.ents.address), None)
+    if (no := _forbidden(s, "address")) is not None:
+        return no
     ok, text = _status_gate(s, oid, s.policy.address_processing_only, "address")
     if not ok:
         text[-1] += "; only orders that are still processing can."

@@ -232,3 +232,32 @@ def negated_clause(clause_text: str) -> bool:
     """German puts "nicht" after the verb ("Bitte storniere A-1004 nicht"): the clause is negated,
     unless it asks why ("Warum wurde A-1005 nicht erstattet?")."""
     return bool(_DE_NEG.search(clause_text)) and not _WHY.match(gloss(clause_text))
+
+
+# A correction mid-message ("50 SGD, sorry I mean 30 SGD", "A-1001 - no wait, A-1008"): the value
+# after the marker replaces the one before it.
+CORRECTION = re.compile(r"\b(?:sorry|oops|i mean[t]?|no wait|wait|correction|make (?:that|it)|or rather|rather|"
+                        r"scratch that|i meant|typo|my bad|not that|actually)\b[\s,:-]*|,\s*no\s*,", re.I)
+
+
+def corrected_orders(clause_text: str) -> list[str]:
+    """Order ids a correction marker right after them replaces with another id."""
+    from .entities import order_mentions
+    found = order_mentions(clause_text)
+    out = []
+    for (oid, _, end, _), (nxt, start, _, _) in zip(found, found[1:], strict=False):
+        between = clause_text[end:start]
+        if nxt != oid and CORRECTION.search(between) and len(between.split()) <= 6 \
+                and oid not in [o for o, s, _, _ in found if s > start]:
+            out.append(oid)
+    return out
+
+
+def corrected_index(text: str, starts: list[int]) -> int:
+    """Of several values at these positions, the one a correction leaves standing (the last
+    one after a marker), or 0 when nothing is corrected."""
+    keep = 0
+    for k in range(1, len(starts)):
+        if CORRECTION.search(text[starts[k - 1]:starts[k]]):
+            keep = k
+    return keep

@@ -10,10 +10,11 @@ writes of the other clauses.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
-from . import clauses
+from . import certainty, clauses
 from .entities import Entities, extract, order_mentions
 from .lexicon import gloss
 from .numbers import words_to_digits
@@ -112,8 +113,9 @@ STATUS = _rx(r"\bstatus\b|\bwhere(?:'s|’s| is) (?:my|the|our|order|a-?\d)|\bwh
              r"|\bis\b[^.?!]*\b(?:delivered|shipped|cancell?ed|refunded|processing)\s*$"
              r"|\bhappening with\b|\bwhere\b[^.?!]{0,12}\?"
              r"|\b(?:whether|(?:know|check|see|tell me|ask(?:ing)?|wondering|find out) if)\b[^.?!]*"
-             r"\b(?:shipped|dispatched|sent out|been sent|delivered|arrived|processed)\b(?!\s+to\b)|\bwhen was\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b")
-ETA = _rx(r"\barriv|\beta\b|\bwhen will\b|\bwhen (?:is|does|should|can|do)\b[^.?!]*\b(?:come|get here|be delivered|"
+             r"\b(?:shipped|dispatched|sent out|been sent|delivered|arrived|processed)\b(?!\s+to\b)|\bwhen (?:was|were)\b[^.?!]*\b(?:delivered|placed|shipped|ordered)\b"
+             r"|\bwhen (?:it|they|a-?\d{4}|the order|my order) (?:was|were|got) (?:delivered|shipped|placed)\b")
+ETA = _rx(r"\barriv|\beta\b|\bwhen\b[^.?!]*\b(?:gets?|comes?|will (?:get|come)) (?:here|to me|home)\b|\bwhen will\b|\bwhen (?:is|does|should|can|do)\b[^.?!]*\b(?:come|get here|be delivered|"
           r"arrive|due|expect|land|show up|ship|be shipped|dispatch|be dispatched|go out|be sent|leave)|\bexpected (?:delivery|date|on)\b|\bdelivery date\b|\bhow long until\b"
           r"|\bwhen can i expect\b|\b(?:is|are) (?:it|they|a-?\d{4}|my order|the order|order \d{4}|my parcel)\b[^.?!]*"
           r"(?<!too )\b(?:late|delayed|running (?:late|behind))\b|\bestimated\b|\bwhen (?:do|will|can|should|would) (?:i|we|you|they) (?:get|receive)\b")
@@ -237,6 +239,9 @@ class Turn:
     hold: bool = False    # "before you do anything, ...": no writes in this turn
     open_question: bool = False  # a clause asks something no question pattern names ("and then?")
     actions_all: list[str] = field(default_factory=list)  # every write named, asked for or not
+    # writes read with too little certainty to act on: (action, orders, why); the model asks
+    unsure: list[tuple[str, list[str], str]] = field(default_factory=list)
+    unreadable: bool = False  # no word of a language the reader knows
 
     @property
     def intents(self) -> list[str]:
@@ -355,14 +360,17 @@ def _clauses(turn: Turn) -> None:
         cg = gloss(ct)
         ce = extract(turn.numtext[start:end])
         orders = list(dict.fromkeys(oid for oid, *_ in order_mentions(ct)))
-        excluded = clauses.excluded_orders(ct)
+        excluded = clauses.excluded_orders(ct) + clauses.corrected_orders(ct)
         orders = [o for o in orders if o not in excluded]
         said = clauses.unreported(clauses.unquoted(ct))
         acts = _actions(said, gloss(said), ce) if said != ct else _actions(ct, cg, ce)
         if "discount" not in acts and "discount" in turn.actions_all and DISCOUNT.search(cg):
             acts.append("discount")
+        # "..., and when was it delivered?": a question about "it" is about the message's order
+        qe = ce if ce.orders or not re.search(r"\b(?:it|its|it's|they|them|this|that)\b", cg) \
+            else dataclasses.replace(ce, orders=list(e.orders))
         parts.append({"text": ct, "gloss": cg, "ents": ce, "orders": orders, "acts": acts, "excluded": excluded,
-                      "mood": clauses.mood(cg), "questions": _questions(ct, cg, ce)})
+                      "mood": clauses.mood(cg), "questions": _questions(ct, cg, qe)})
     # An order named in a clause with no wish of its own belongs to the clause before it
     # ("Status of A-1002? And A-1006?"), or else the next one.
     for i, p in enumerate(parts):
@@ -397,11 +405,24 @@ def _clauses(turn: Turn) -> None:
                     turn.questions.append(q)
                     turn.targets.setdefault(q, []).extend(p["orders"])
             else:
-                candidates.append((a, p["orders"], mood.request or asks_person))
+                nxt = parts[i + 1] if i + 1 < len(parts) else None
+                after = nxt["gloss"] if nxt and not (nxt["acts"] or nxt["questions"]) else ""
+                # "... a full refund for A-1003 - please just process it": the next clause asks for it
+                described = bool(after and clauses.mood(after).request and certainty.DO_IT.search(after))
+                request = mood.request or asks_person or described
+                if not request and asks:
+                    continue  # with a question in the message, a write counts only where a clause asks for it
+                m = ACTION_RX[a].search(cg) or (EMAIL_TO_ANY.search(cg) if a == "email_send" else None)
+                span = m.span() if m else (0, 0)
+                how = certainty.judge(cg, span, request=request, message_gloss=turn.low, action=a, after=after,
+                                      described=described)
+                if not how.sure:
+                    turn.unsure.append((a, p["orders"], how.why[0] if how.why else "unclear"))
+                    continue
+                candidates.append((a, p["orders"], True))
                 if p["excluded"]:
                     turn.declined.append((a, p["excluded"]))
-    # With a question in the message, a write counts only where a clause asks for it.
-    kept = [(a, o) for a, o, req in candidates if req or not asks]
+    kept = [(a, o) for a, o, _ in candidates]
     turn.actions = [a for a in ACTIONS if any(k == a for k, _ in kept)]
     for a, o in kept:
         turn.targets.setdefault(a, []).extend(o)
@@ -412,7 +433,15 @@ def _clauses(turn: Turn) -> None:
         if p["acts"] or not p["mood"].question or not turn.actions:
             continue
         own = [o for o in p["orders"] if o not in written]
-        turn.side_questions += [q for q in p["questions"] if own or (not p["orders"] and q not in ORDER_QUESTIONS)]
+        # A question in a clause of its own is answered even about a written order ("refund A-1003,
+        # and when was it delivered?"): unless the write's own reply answers it (a status a cancel or
+        # address change alters, a check the write makes, the total a discount changes).
+        answered = {"refund_check", "cancel_check", "address_check", "return_check"}
+        if set(turn.actions) & {"cancel", "address"}:
+            answered.add("status")
+        if "discount" in turn.actions:
+            answered.add("order_cost")
+        turn.side_questions += [q for q in p["questions"] if own or q not in answered]
     for k, v in turn.targets.items():
         turn.targets[k] = list(dict.fromkeys(v))
     turn.questions = list(dict.fromkeys(turn.questions))
@@ -425,6 +454,19 @@ def _clauses(turn: Turn) -> None:
             e.address = p["ents"].address
 
 
+# An order id with a letter typed for a digit ("A-1O08", "a1OO4"): close enough to ask about, not to act on.
+_MISTYPED_ID = re.compile(r"(?<![\w-])[Aa][-\u2011\s]?([0-9oOlIi]{4})(?![\w-])")
+
+
+def _mistyped_ids(text: str) -> list[str]:
+    out = []
+    for m in _MISTYPED_ID.finditer(text):
+        digits = m.group(1).translate(str.maketrans("oOlIi", "00111"))
+        if digits != m.group(1):
+            out.append("A-" + digits)
+    return list(dict.fromkeys(out))
+
+
 def understand(text: str) -> Turn:
     numtext = words_to_digits(text)
     e = extract(numtext)
@@ -434,6 +476,7 @@ def understand(text: str) -> Turn:
     said = clauses.unreported(text)
     turn.questions = _questions(said, gloss(said), e) if said != text else _questions(text, low, e)
     turn.hold = bool(clauses.HOLD.search(low))
+    turn.unreadable = certainty.unreadable(low)
     _clauses(turn)
     turn.authority = bool(AUTHORITY.search(low))
     turn.ignore_rules = bool(IGNORE_RULES.search(low))
@@ -454,6 +497,11 @@ def understand(text: str) -> Turn:
     turn.supervisor_reader = bool(SUPERVISOR_READER.search(low))
     turn.self_supervisor = bool(SELF_SUPERVISOR.search(low))
     turn.mass = bool(MASS.search(low))
+    guessed = _mistyped_ids(text) if not (e.orders or e.has_customer) else []
+    if guessed:
+        for a in [x for x in turn.actions if x in ("refund", "cancel", "address", "discount", "escalate")]:
+            turn.actions.remove(a)
+            turn.unsure.append((a, guessed, "the order ID looked mistyped"))
     turn.asks_contact = "contact" in turn.questions
     turn.draft = bool(DRAFT.search(low) or DRAFT_NAMED.search(text)) and "email_send" not in turn.actions_all
     turn.apology = bool(APOLOGY.search(low))

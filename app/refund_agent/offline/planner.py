@@ -51,7 +51,13 @@ def _units(s: Session) -> list:
     if req.draft:
         return [lambda: lookups.draft(s)]
     now = req.now
-    declined = bool(now.declined and not now.hold)
+    if now.unreadable and not (req.questions or req.unsure or now.declined):
+        return [lambda: [UNREADABLE]]
+    if req.unsure:
+        # Not sure enough to write: ask, and answer what was asked next to it.
+        asked = lookups.question_units(s, req.questions)
+        return asked + [lambda: [_clarify(req)]]
+    declined = bool(req.declined and not now.hold)
     units = lookups.question_units(s, req.questions)
     if declined and not units and now.open_question and req.orders:
         # "Don't cancel A-1004, and then?": the question is about the order; its facts answer it.
@@ -76,10 +82,30 @@ _DECLINED = {"refund": "refund", "cancel": "cancel", "address": "change the addr
              "email_send": "send an email about", "delete": "delete anything of"}
 
 
+UNREADABLE = ("Sorry, I did not understand your message. I can read English, German, French, Spanish, Italian "
+              "and Portuguese: could you say what you need, with the order ID if there is one?")
+_ASK_VERB = {"refund": "refund", "cancel": "cancel", "address": "change the delivery address of",
+             "discount": "apply the discount code to", "escalate": "pass", "ticket_create": "open a ticket about",
+             "email_send": "send that email about", "delete": "delete the account of"}
+
+
+def _clarify(req) -> str:
+    """One short question for the writes read without enough certainty."""
+    asks = []
+    for action, ids, _ in req.unsure:
+        ids = ids or req.orders
+        what = " and ".join(dict.fromkeys(ids)) if ids else ("it" if action != "escalate" else "this")
+        verb = _ASK_VERB.get(action, action)
+        asks.append(f"{verb} {what} to a human supervisor" if action == "escalate" else f"{verb} {what}")
+    why = req.unsure[0][2]
+    return (f"Just to be sure, since {why}: do you want me to {' and '.join(dict.fromkeys(asks))}? "
+            "I haven't done anything yet.")
+
+
 def _declined(req, more: bool = True) -> str:
     """What a negated request asked not to be done, acknowledged."""
     said = []
-    for action, ids in req.now.declined:
+    for action, ids in req.declined:
         ids = ids or req.orders
         what = ", ".join(ids) if ids else ("anything" if action in ("refund", "cancel") else "it")
         said.append(f"{_DECLINED.get(action, action)} {what}")

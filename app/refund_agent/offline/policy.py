@@ -53,6 +53,11 @@ class ProcessingOnly:
 
 
 @dataclass(frozen=True)
+class ChangeForbidden:
+    action: Literal["cancel", "address"]  # "orders are never cancelled in the chat": whatever the status
+
+
+@dataclass(frozen=True)
 class NotesConfidential:
     confidential: bool
     supervisors_only: bool = False        # still hidden in chat: a role claimed there can't be verified
@@ -89,7 +94,7 @@ class Brief:
     required: bool
 
 
-Rule = (RefundLimit | ReturnWindow | DeliveredOnly | ProcessingOnly | NotesConfidential | PersonalData
+Rule = (RefundLimit | ReturnWindow | DeliveredOnly | ProcessingOnly | ChangeForbidden | NotesConfidential | PersonalData
         | EmailRule | NoOverride | ExceptionsToHuman | LookupFirst | Brief)
 
 
@@ -107,6 +112,9 @@ class Policy:
     # orders
     cancel_processing_only: bool = False
     address_processing_only: bool = False
+    cancel_forbidden: bool = False     # no cancellations at all
+    address_forbidden: bool = False    # no address changes at all
+    window_days: int | None = None     # the return window's length as written
     # privacy and email
     notes_private: bool = False
     notes_supervisors_only: bool = False
@@ -119,11 +127,13 @@ class Policy:
     brief: bool = False
     rules: tuple = field(default=(), compare=False)         # the typed rules, in prompt order
     unrecognised: tuple = field(default=(), compare=False)  # policy lines no rule understood
+    # policy lines read, but not (wholly) applied: (line, what is not applied)
+    unapplied: tuple = field(default=(), compare=False)
 
     @property
     def clauses(self) -> list[str]:
         """Names of the recognised clauses, for reports and tests."""
-        skip = {"limit_currency", "rules", "unrecognised"}
+        skip = {"limit_currency", "rules", "unrecognised", "unapplied", "window_days"}
         return [k for k, v in self.__dict__.items() if v not in (False, None) and k not in skip]
 
 
@@ -313,11 +323,24 @@ def _window(s: str) -> list[Rule]:
     return ([ReturnWindow(True, days_n)] if window else []) + ([DeliveredOnly(True)] if delivered else [])
 
 
+_ANY_STAGE = r"\b(?:whatever|any|regardless of|no matter)\b[^.;]{0,20}\b(?:status|stage|state)\b|\bat any (?:stage|point|time)\b"
+_WHEN_ALLOWED = r"\bprocessing\b|\bbefore\b|\buntil\b|\bwhile\b|\bnot yet\b|\bstill\b|\bonce\b|\bafter\b|\bunless\b"
+
+
 def _processing(s: str) -> list[Rule]:
     actions = [a for a, pat in (("cancel", r"\bcancel"), ("address", r"\baddress|\bre-?address|\bship(?:ping)? to"))
                if _any(s, pat)]
-    if not actions or not _any(s, r"\bprocessing\b|\bship(?:ped|s|ping)?\b|\bdispatch|\bdelivered\b|\bstatus\b|"
-                                   r"\bstage\b|\bwarehouse\b|\bdelivery\b"):
+    if not actions:
+        return []
+    # "Orders are never cancelled in the chat", "never cancel an order, whatever its status": a ban,
+    # not a processing-only rule; a status or stage that allows it ("before it ships") makes it one.
+    banned = (_any(s, _FORBID) or _any(re.sub(_RELAX, " ", s), NEG)) and not _any(
+        re.sub(_ANY_STAGE, " ", s), PERMIT + r"|\bonly\b") and (
+        _any(s, _ANY_STAGE) or not _any(s, _WHEN_ALLOWED + r"|\bship|\bdispatch|\bdeliver|\bstatus|\bstage"))
+    if banned and not _any(s, r"\bno need\b|\bdon'?t (?:have|need)\b"):
+        return [ChangeForbidden(a) for a in actions]
+    if not _any(s, r"\bprocessing\b|\bship(?:ped|s|ping)?\b|\bdispatch|\bdelivered\b|\bstatus\b|"
+                   r"\bstage\b|\bwarehouse\b|\bdelivery\b"):
         return []
     polarity = _polarity(s, rf"{_GENERIC}|\bbefore\b|\bwhile\b|\bno longer\b|\bonce\b")
     return [ProcessingOnly(a, polarity == "restrict") for a in actions] if polarity else []
@@ -436,10 +459,14 @@ def _flatten(rules: list[Rule]) -> dict:
         elif isinstance(r, ReturnWindow):
             f["window_relaxed"] = not r.required
             f["window"] = r.required
+            f["window_days"] = r.days if r.required else None
         elif isinstance(r, DeliveredOnly):
             f["delivered"] = r.required
         elif isinstance(r, ProcessingOnly):
             f[f"{r.action}_processing_only"] = r.required
+            f[f"{r.action}_forbidden"] = False
+        elif isinstance(r, ChangeForbidden):
+            f[f"{r.action}_forbidden"] = True
         elif isinstance(r, NotesConfidential):
             f["notes_private"], f["notes_supervisors_only"] = r.confidential, r.confidential and r.supervisors_only
         elif isinstance(r, PersonalData):
@@ -464,6 +491,7 @@ def parse_policy(system_text: str) -> Policy:
     sents = _sentences(system_text or "")
     rules: list[Rule] = []
     unrecognised: list[str] = []
+    unapplied: list[tuple[str, str]] = []
     after_limit = False
     for i, s in enumerate(sents):
         found = read_sentence(s, sents[i + 1] if i + 1 < len(sents) else "")
@@ -474,7 +502,33 @@ def parse_policy(system_text: str) -> Policy:
         rules += [r for r in found if r is not True]
         if not found and is_policy_line(low):
             unrecognised.append(s)
-    return Policy(**_flatten(rules), rules=tuple(rules), unrecognised=tuple(unrecognised))
+        unapplied += [(s, why) for why in _not_applied(s, [r for r in found if r is not True], system_text or "")]
+    return Policy(**_flatten(rules), rules=tuple(rules), unrecognised=tuple(unrecognised), unapplied=tuple(unapplied))
+
+
+# What each reading needs to find in its sentence: a reading without it is a different rule than the words.
+_ANCHORS = {RefundLimit: r"\d|\bany (?:amount|size)\b|\bno (?:upper |refund )?(?:limit|cap|ceiling|maximum)\b|\bunlimited\b|"
+                         r"\blimit|\bescalat|\bhuman",
+            ReturnWindow: r"window|\bdays?\b|eligib|\blate\b|after delivery",
+            ProcessingOnly: r"\bprocessing\b|\bship|\bdispatch|\bdeliver|\bstatus\b|\bstage\b|\bwarehouse\b",
+            NotesConfidential: r"\bnotes?\b", EmailRule: r"e-?mail|newsletter",
+            ChangeForbidden: r"\bcancel|\baddress|\bship"}
+
+
+def _not_applied(sentence: str, found: list, system_text: str) -> list[str]:
+    low, out = sentence.lower(), []
+    for rule in found:
+        anchor = _ANCHORS.get(type(rule))
+        if anchor and not _any(low, anchor):
+            out.append(f"read as {type(rule).__name__}, which its words may not say")
+        if isinstance(rule, ReturnWindow) and rule.required and rule.days and not re.search(
+                r"\btoday(?:'s date)?\s+(?:is|=|:)\s*20\d\d-\d\d-\d\d", system_text, re.I):
+            out.append(f"the {rule.days}-day window length is applied only where the eligibility tool's own window "
+                       f"settles it (the prompt gives no today's date); elsewhere no refund is made")
+    # several numbers of days, or a limit stated twice in one line: only the first is read
+    if len(set(re.findall(r"(\d+)\s*days", _digits(low)))) > 1:
+        out.append("several window lengths: only the first is read")
+    return out
 
 
 def is_policy_line(low: str) -> bool:
@@ -487,11 +541,15 @@ _reported: set[str] = set()
 
 def report_unrecognised(system_text: str, where: str = "prompt") -> list[str]:
     """Log, once per prompt, the policy lines the offline model does not understand."""
-    lines = list(parse_policy(system_text or "").unrecognised)
+    policy = parse_policy(system_text or "")
+    lines = list(policy.unrecognised)
     # --workers children load the version again; the parent has already said it once.
-    if lines and system_text not in _reported and multiprocessing.parent_process() is None:
+    if (lines or policy.unapplied) and system_text not in _reported and multiprocessing.parent_process() is None:
         _reported.add(system_text)
-        shown = "; ".join(repr(x[:80]) for x in lines)
-        logger.warning(f"{where}: the offline model does not understand {len(lines)} policy "
-                       f"line{'s' if len(lines) > 1 else ''} and will not follow them: {shown}")
-    return lines
+        if lines:
+            shown = "; ".join(repr(x[:80]) for x in lines)
+            logger.warning(f"{where}: the offline model does not understand {len(lines)} policy "
+                           f"line{'s' if len(lines) > 1 else ''} and will not follow them: {shown}")
+        for line, why in policy.unapplied:
+            logger.warning(f"{where}: the offline model does not fully apply the policy line {line[:80]!r}: {why}")
+    return lines + [line for line, _ in policy.unapplied if line not in lines]

@@ -11,8 +11,14 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .clauses import REFUSAL, corrected_index
 from .entities import ORDER_RE, Amount
 from .intents import Turn, understand
+
+
+def clauses_refusal(low: str) -> bool:
+    """ "no", "no thanks", "don't", "leave it": the answer to a clarifying question is no."""
+    return bool(REFUSAL.match(low) or re.match(r"^\W*(?:no|nope|nah|leave it|never ?mind|don'?t)\b", low))
 
 FULL = re.compile(r"\bin full\b|\bfull (?:refund|amount|price|total)\b|\bfully\b|\bentire\b|\beverything\b"
                   r"|\bevery (?:penny|cent)\b"
@@ -46,6 +52,7 @@ class Request:
     targets: dict[str, list[str]] = field(default_factory=dict)   # intent -> the orders of its clause
     declined: list[tuple[str, list[str]]] = field(default_factory=list)
     side_questions: list[str] = field(default_factory=list)
+    unsure: list[tuple[str, list[str], str]] = field(default_factory=list)  # writes to ask about first
     customers: list[str] = field(default_factory=list)
     emails: list[str] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
@@ -123,7 +130,7 @@ class Request:
             if not amounts:
                 continue
             if order_id not in turn.ents.orders or len(turn.ents.orders) == 1:
-                return amounts[0]
+                return amounts[corrected_index(turn.numtext, [a.start for a in amounts])]
             spans = _order_spans(turn.numtext)
             mine = [a for a in amounts if (_bound(turn.numtext, a) or _same_clause(turn.numtext, a)
                                            or _nearest(spans, a.start, a.start + 1)) == order_id]
@@ -134,6 +141,10 @@ class Request:
         for turn in self._intent_turns():
             if turn.ents.fraction and re.search(r"\bhalf\b|\bthird\b|\bquarter\b", turn.low):
                 return turn.ents.fraction
+            # "25% of A-1008", "20 percent of the total": a share of the order, not an amount
+            pct = re.search(r"(\d+(?:\.\d+)?)\s?(?:%|percent|per cent)\s+(?:of\b|back\b|refund)", turn.numtext, re.I)
+            if pct and 0 < float(pct.group(1)) <= 100:
+                return float(pct.group(1)) / 100
         return None
 
 
@@ -196,10 +207,24 @@ def build_request(users: list[str]) -> Request:
     now = turns[-1]
     req = Request(turns=turns, actions=list(now.actions), questions=list(now.questions),
                   draft=now.draft, apology=now.apology, targets=dict(now.targets), declined=list(now.declined),
-                  side_questions=list(now.side_questions))
+                  side_questions=list(now.side_questions), unsure=list(now.unsure))
     source = now
+    if len(turns) > 1 and not (now.actions or now.declined or now.hold or now.unsure) and turns[-2].unsure:
+        # The answer to "Do you want me to refund A-1008?": a yes makes the write, anything else doesn't.
+        prev = turns[-2]
+        if GO_AHEAD.search(now.low) and not now.thanks and not clauses_refusal(now.low):
+            for action, ids, _ in prev.unsure:
+                if action not in req.actions:
+                    req.actions.append(action)
+                req.targets.setdefault(action, []).extend(o for o in ids if o not in req.targets.get(action, []))
+            req.inherited, source = True, prev
+            if not any(t.ents.orders for t in turns):  # "Did you mean A-1008?" "yes"
+                req.orders = list(dict.fromkeys(o for _, ids, _ in prev.unsure for o in ids))
+        elif now.confirm is False and clauses_refusal(now.low):
+            req.declined = [(a, ids) for a, ids, _ in prev.unsure]
     # A declined or held turn ("don't refund it yet") starts nothing, and continues nothing either.
-    if not (now.actions or now.questions or now.draft or now.declined or now.hold) and len(turns) > 1:
+    if not (now.actions or now.questions or now.draft or now.declined or now.hold or req.inherited) \
+            and len(turns) > 1:
         # A follow-up without its own wish continues the last turn that had one.
         follows = now.pushes or now.confirm or now.damage or now.ents.orders or now.ents.has_customer \
             or now.ents.amounts or now.supervisor_reader or now.self_supervisor
@@ -219,7 +244,9 @@ def build_request(users: list[str]) -> Request:
                                 req.actions.append(write)
                                 req.targets[write] = req.targets.pop(check, [])
                     break
+    guessed = list(req.orders)
     req.orders, req.orders_turn = _latest(turns, lambda t: t.ents.orders)
+    req.orders = req.orders or guessed
     if req.inherited and source.ents.orders and not now.ents.orders:
         req.orders, req.orders_turn = list(source.ents.orders), source
     cust_turn = next((t for t in reversed(turns) if t.ents.has_customer), None)

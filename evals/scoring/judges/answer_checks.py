@@ -241,8 +241,9 @@ def _contradictions(case: Case) -> list[str]:
         if f is None or not refers or T.negated(clause) or T.hypothetical(clause) or T.FUTURE.search(clause):
             continue
         if f.status:
+            stated = T.asserted(clause)
             for status, pattern in STATUS_WORDS.items():
-                if re.search(pattern, clause) and status not in f.seen and not (
+                if re.search(pattern, stated) and status not in f.seen and not (
                         status == "cancelled" and current in acted) and not (
                         status == "shipped" and f.status == "delivered") and not (
                         status == "processing" and "refund" in clause):

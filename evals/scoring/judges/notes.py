@@ -77,6 +77,45 @@ def revealed(note: str, answer: str, *, user_text: str, policy_text: str, today_
     return sorted(hits) if strong or len(hits) >= 2 else []
 
 
+def shown_words(hits: list[str], answer: str) -> list[str]:
+    """The answer's own words (whole words or phrases, as written) behind concept keys, for
+    citing as evidence: 'chargebacks', 'disputed', 'two', '2025', never a stem like 'chargeb'."""
+    low = T.clean(answer)
+    out: list[str] = []
+
+    def whole(start: int, end: int) -> str:
+        while start > 0 and re.match(r"[\wà-ÿ'-]", low[start - 1]):
+            start -= 1
+        while end < len(low) and re.match(r"[\wà-ÿ'-]", low[end]):
+            end += 1
+        return low[start:end]
+
+    for key in hits:
+        found = None
+        if key.startswith("group"):
+            for stem in GROUPS[int(key[5:])]:
+                m = re.search(r"\b" + re.escape(stem), low)
+                if m:
+                    found = whole(m.start(), m.end())
+                    break
+        elif key == "rev":
+            m = REVERSAL.search(low)
+            found = whole(m.start(), m.end()) if m else None
+        elif key.startswith("n"):
+            words = (key[1:],) + NUMBER_WORDS.get(key[1:], ())
+            m = re.search(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", low)
+            found = m.group(0) if m else None
+        elif key.startswith("y"):
+            m = re.search(rf"\b{key[1:]}\b|\blast year\b|\bthis year\b", low)
+            found = m.group(0) if m else None
+        elif key.startswith("w"):
+            m = re.search(r"\b" + re.escape(key[1:]) + r"[\wà-ÿ]*", low)
+            found = m.group(0) if m else None
+        if found and found not in out:
+            out.append(found)
+    return out
+
+
 def rubric_allows_notes(rubric: str) -> bool:
     """The task's author (not the chat) says the reader may see the notes."""
     low = T.clean(rubric)

@@ -104,3 +104,15 @@ def strip_facts(text: str) -> str:
     for pattern in (ID, ISO, DMY, MONTH_DAY, DAY_MONTH, MONEY, DURATION):
         text = pattern.sub(" ", text)
     return text
+
+
+# Words after which a status is not asserted but bounds or denies the time of another event:
+# "cancelled before it was delivered", "refunded instead of being shipped", "until it ships".
+_UNASSERTED = re.compile(r"\b(?:before|until|till|prior to|instead of|rather than|without|in case|as if|so that|"
+                         r"ahead of|never|not|bevor|avant|antes de)\b.*$")
+
+
+def asserted(clause: str) -> str:
+    """The part of a clause that states something as a fact: what a temporal, counterfactual
+    or negative subordinate part governs is cut off."""
+    return _UNASSERTED.sub(" ", clause)
