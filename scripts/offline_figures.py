@@ -20,9 +20,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from app.northwind_evals.judge.offline import OfflineJudge  # noqa: E402
 from evals.commands.calibrate_judge import load_labels  # noqa: E402
 from evals.scoring.case import Case  # noqa: E402
-from evals.scoring.judges.offline import OfflineJudge  # noqa: E402
 from tests.offline_heldout import run_file, score_record  # noqa: E402
 
 DATA = REPO / "tests" / "data"

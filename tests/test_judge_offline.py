@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from app.northwind_evals.judge.offline import OfflineJudge
 from evals.core.turn import Turn
 from evals.scoring.case import Case
-from evals.scoring.judges.offline import OfflineJudge
 from evals.sources.dataset import Row
 
 ORDER = {"A-1001": {"customer": "C-100", "total": 129.0, "currency": "EUR", "status": "delivered",

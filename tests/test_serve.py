@@ -9,6 +9,7 @@ import sys
 import pytest
 from starlette.testclient import TestClient
 
+from app.northwind_evals.judge.policy import POLICY
 from app.refund_agent.serve import ChatServer, Options
 from app.refund_agent.serve_judge import PromptError, case_from_prompt
 from app.refund_agent.serve_limits import Bucket, Limits
@@ -16,7 +17,6 @@ from evals.core.turn import Message, ToolCall, Turn
 from evals.scoring.case import Case
 from evals.scoring.judges import make_judge
 from evals.scoring.judges.llm import render, system_prompt
-from evals.scoring.judges.policy import POLICY
 from evals.sources.dataset import load_rows
 from tests.serve_helpers import REPO, served
 

@@ -30,21 +30,18 @@ METHOD = (f"Rogan-Gladen correction; 95% interval from {DRAWS} seeded Monte Carl
           "from their Jeffreys Beta posteriors")
 
 
-def judge_sources(kind: str) -> list[Path]:
-    """The files behind a judge: the offline judge is every module of evals/scoring/judges/ but the
-    LLM one, plus the PII detector (derived, so a new judge module is never left out)."""
-    here = Path(__file__).parent
-    if kind == "llm":
-        return [here / "judges" / "llm.py", here / "judges" / "policy.py"]
-    return sorted(p for p in (here / "judges").glob("*.py") if p.name != "llm.py") + [here.parent / "core" / "pii.py"]
-
-
 def judge_fingerprint(spec: str) -> str:
     """A short hash of the code and prompt behind a judge spec: the same spec with changed
-    rules is a different judge, and its old calibration no longer describes it."""
+    rules is a different judge, and its old calibration no longer describes it. A registered
+    judge names its source files (register_judge(..., sources=)); an LLM judge is its module
+    and the policy text it is given."""
+    from evals.scoring.judges import judge_sources, policy_text
+
     digest = hashlib.sha256(spec.encode())
-    for path in judge_sources("offline" if spec == "offline" else "llm"):
+    for path in judge_sources(spec):
         digest.update(path.read_bytes())
+    if spec.startswith(("openai:", "orq:")):
+        digest.update(policy_text().encode())
     return digest.hexdigest()[:16]
 
 

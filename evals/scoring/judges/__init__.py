@@ -18,12 +18,22 @@ from evals.core.errors import ConfigError
 from evals.core.plugins import load_plugins
 
 _JUDGES: dict[str, Callable[..., object]] = {}
+_SOURCES: dict[str, list[Path]] = {}
 _POLICY: list[str] = []
 
 
-def register_judge(name: str, factory: Callable[..., object]) -> None:
-    """`--judge <name>` builds `factory(timeout=...)`."""
+def register_judge(name: str, factory: Callable[..., object], *, sources: list[Path] | None = None) -> None:
+    """`--judge <name>` builds `factory(timeout=...)`. sources: the files behind its rules, whose
+    hash is the judge's fingerprint (a changed rule makes its stored calibration stale)."""
     _JUDGES[name] = factory
+    _SOURCES[name] = sorted(Path(p) for p in (sources or []))
+
+
+def judge_sources(spec: str) -> list[Path]:
+    load_plugins()
+    if spec in _JUDGES:
+        return _SOURCES.get(spec, [])
+    return [Path(__file__).with_name("llm.py")]
 
 
 def register_policy(text: str) -> None:

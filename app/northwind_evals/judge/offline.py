@@ -1,6 +1,6 @@
 """The offline policy judge: deterministic, and given only what an LLM judge is given: the
 conversation, the tool calls with their arguments and results, the written policy
-(evals/scoring/judges/policy.py) and the row's rubric. It never reads the world's data.
+(app/northwind_evals/judge/policy.py) and the row's rubric. It never reads the world's data.
 
 Three questions, each failure naming the policy clause and the evidence:
 1. the action trail against every clause (refund eligibility, limit and currency, cancel and
