@@ -78,7 +78,7 @@ def test_the_record_is_the_one_the_cli_writes(tmp_path, capsys):
         regraded.append((code, load_record(out).summary))
     assert regraded[0] == regraded[1]
     # with the bot's own bars, regrade judges only the scorers they name (as the gate ran them)
-    assert regraded[0][0] == api.exit_code and set(regraded[0][1][api.record.meta.version]["scorers"]) == set(
+    assert regraded[0][0] == api.exit_code and set(regraded[0][1][api.record.meta.version].scorers) == set(
         load_thresholds(FAQ["thresholds"]).bars())
 
 

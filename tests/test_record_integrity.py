@@ -198,7 +198,7 @@ def test_an_incomplete_record_says_so_wherever_it_is_shown(tmp_path, v2, capsys)
     assert compare.main([str(path), str(v2)]) == 2
     err = one_error_line(capsys)
     assert line in err and f"--resume {path}" in err
-    assert regression.json_summary(path, 2)["incomplete"] == line
+    assert regression.json_summary(path, 2).incomplete == line
 
 
 PWN = """import pathlib

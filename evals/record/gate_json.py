@@ -18,14 +18,19 @@ class GateJson(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True,
                               json_schema_serialization_defaults_required=True,
                               json_schema_extra={"$id": SCHEMA_ID})
-    schema_: str = Field(SCHEMA_ID, alias="schema")  # this layout's name and version
-    exit_code: int  # 0 pass, 1 regressed (failed), 2 cannot judge (bad input, broken environment, interrupted)
-    error: str | None = None  # the one-line error of a user mistake (exit 2), else None
-    results: str | None = None  # the results file
-    version: str | None = None  # the candidate version
-    baseline: str | None = None  # --baseline, when given
-    job: str | None = None  # the candidate's job name, e.g. refund-agent@v3
-    agent: str | None = None  # the agent as the command line named it (never imported by a reader)
-    incomplete: str | None = None  # `incomplete: N of M runs`: the run did not finish (no verdict)
-    verdict: StoredVerdict | None = None  # None: no verdict (incomplete, or no results file)
-    summary: dict[str, VersionSummary] = Field(default_factory=dict)  # version -> its numbers, candidate first
+    schema_: str = Field(SCHEMA_ID, alias="schema", description="this layout's name and version")
+    exit_code: int = Field(
+        description="0 pass, 1 regressed (failed), 2 cannot judge (bad input, broken environment, interrupted)")
+    error: str | None = Field(None, description="the one-line error of a user mistake (exit 2), else None")
+    results: str | None = Field(None, description="the results file")
+    version: str | None = Field(None, description="the candidate version")
+    baseline: str | None = Field(None, description="--baseline, when given")
+    job: str | None = Field(None, description="the candidate's job name, e.g. refund-agent@v3")
+    agent: str | None = Field(None,
+                              description="the agent as the command line named it (never imported by a reader)")
+    incomplete: str | None = Field(None,
+                                   description="`incomplete: N of M runs`: the run did not finish (no verdict)")
+    verdict: StoredVerdict | None = Field(None,
+                                          description="None: no verdict (incomplete, or no results file)")
+    summary: dict[str, VersionSummary] = Field(default_factory=dict,
+                                               description="version -> its numbers, candidate first")

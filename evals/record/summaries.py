@@ -31,9 +31,9 @@ class CellCounts(BaseModel):
     """One (row, scorer) in one version: how many of its runs passed, failed, or had nothing
     to check (n/a)."""
     model_config = _CONFIG
-    passed: int = 0
-    failed: int = 0
-    na: int = 0
+    passed: int = Field(0, description="runs the scorer passed")
+    failed: int = Field(0, description="runs the scorer failed")
+    na: int = Field(0, description="runs the scorer had nothing to check on")
 
     @model_validator(mode="before")
     @classmethod
@@ -52,8 +52,8 @@ class CellCounts(BaseModel):
 class RunCount(BaseModel):
     """One row in one version: its runs, and how many of them failed some scorer."""
     model_config = _CONFIG
-    runs: int = 0
-    failed: int = 0
+    runs: int = Field(0, description="the row's runs")
+    failed: int = Field(0, description="its runs some scorer failed")
 
     @model_validator(mode="before")
     @classmethod
@@ -81,30 +81,34 @@ def _pass_k(data: Any) -> Any:
 class Correction(BaseModel):
     """The judge's pass rate corrected for its measured bias (evals/scoring/judge_correction.py)."""
     model_config = _CONFIG
-    theta: float | None  # None: no correction possible (method says why)
-    low: float
+    theta: float | None = Field(description="None: no correction possible (method says why)")
+    low: float = Field(description="95% interval, from seeded Monte Carlo draws")
     high: float
-    method: str
+    method: str = Field(description="how it was corrected, or why it could not be")
 
 
 class ScorerSummary(BaseModel):
     """One scorer over one version's runs. ok, gate_bar, accepted and p_value are the
     verdict's (evals/verdict/decide.py apply()); the rest is counted from the runs."""
     model_config = _CONFIG
-    mean: float | None = None  # passed / n; None: n/a on every run
-    low: float = 0.0  # Wilson 95% interval of the mean
+    mean: float | None = Field(None, description="passed / n; None: n/a on every run")
+    low: float = Field(0.0, description="Wilson 95% interval of the mean")
     high: float = 1.0
-    n: int = 0  # runs with a pass or a fail
+    n: int = Field(0, description="runs with a pass or a fail")
     passed: int = 0
-    na: int = 0  # runs the scorer had nothing to check on
-    bar: float | None = None  # the calibrated bar (thresholds file); None: not judged by a bar
-    ok: bool | None = None  # the verdict on this scorer; None: n/a or not judged
-    gate_bar: float | None = None  # what the mean must reach at this many runs against the accepted run
-    accepted: float | None = None  # the accepted run's mean on these rows
-    p_value: float | None = None  # one-sided: this many failures or more under the accepted rates
-    pass_at_k: float | None = None  # with trials K > 1: the share of rows passing at least once in K
-    pass_hat_k: float | None = None  # with trials K > 1: the share of rows passing all K
-    corrected: Correction | None = None  # the judge scorer only, with a stored calibration
+    na: int = Field(0, description="runs the scorer had nothing to check on")
+    bar: float | None = Field(None,
+                              description="the calibrated bar (thresholds file); None: not judged by a bar")
+    ok: bool | None = Field(None, description="the verdict on this scorer; None: n/a or not judged")
+    gate_bar: float | None = Field(None,
+                                   description="what the mean must reach at this many runs against the accepted run")
+    accepted: float | None = Field(None, description="the accepted run's mean on these rows")
+    p_value: float | None = Field(None,
+                                  description="one-sided: this many failures or more under the accepted rates")
+    pass_at_k: float | None = Field(None,
+                                    description="with trials K > 1: the share of rows passing at least once in K")
+    pass_hat_k: float | None = Field(None, description="with trials K > 1: the share of rows passing all K")
+    corrected: Correction | None = Field(None, description="the judge scorer only, with a stored calibration")
 
     @model_validator(mode="before")
     @classmethod
@@ -120,9 +124,9 @@ class KindSummary(BaseModel):
     """One kind of row (golden, adversarial, ... and "all"): a run passes when every scorer
     that applies to it passes."""
     model_config = _CONFIG
-    rows: int
-    pass_at_1: float
-    pass_at_k: float | None = None  # with trials K > 1
+    rows: int = Field(description="rows of this kind")
+    pass_at_1: float = Field(description="the mean share of a row's runs passing every scorer that applies")
+    pass_at_k: float | None = Field(None, description="with trials K > 1")
     pass_hat_k: float | None = None
 
     @model_validator(mode="before")
@@ -135,10 +139,10 @@ class FailingRun(BaseModel):
     """A run some scorer failed: the first failing scorer's reason, and every failing scorer."""
     model_config = _CONFIG
     row_id: str
-    trial: int
-    scorer: str
-    explanation: str
-    failed_scorers: list[str] = Field(default_factory=list)
+    trial: int = Field(description="the run's seed")
+    scorer: str = Field(description="the first scorer that failed it")
+    explanation: str = Field(description="that scorer's reason")
+    failed_scorers: list[str] = Field(default_factory=list, description="every scorer that failed it")
 
 
 class Tally(BaseModel):
@@ -146,13 +150,15 @@ class Tally(BaseModel):
     model_config = _CONFIG
     runs: int = 0
     rows: int = 0
-    trials: int = 1  # K, of pass_at_k / pass_hat_k
+    trials: int = Field(1, description="K, of pass_at_k / pass_hat_k")
     agent_errors: int = 0
     scorers: dict[str, ScorerSummary] = Field(default_factory=dict)
     by_kind: dict[str, KindSummary] = Field(default_factory=dict)
     failing: list[FailingRun] = Field(default_factory=list)
-    cells: dict[str, dict[str, CellCounts]] = Field(default_factory=dict)  # row id -> scorer -> counts
-    failed_runs: dict[str, RunCount] = Field(default_factory=dict)  # row id -> runs, runs failing some scorer
+    cells: dict[str, dict[str, CellCounts]] = Field(default_factory=dict,
+                                                    description="row id -> scorer -> counts")
+    failed_runs: dict[str, RunCount] = Field(default_factory=dict,
+                                             description="row id -> runs, runs failing some scorer")
 
     def below(self, bars: dict[str, float]) -> list[str]:
         """The scorers whose mean is below their bar (the ones stage 1 flags in aggregate)."""
@@ -161,8 +167,8 @@ class Tally(BaseModel):
 
 class ConfirmationSummary(Tally):
     """The confirmation reruns of a gate's flagged rows (evals/verdict/confirm.py)."""
-    planned: int = 0  # reruns the plan called for
-    share: float | None = None  # reruns / the gate's runs
+    planned: int = Field(0, description="reruns the plan called for")
+    share: float | None = Field(None, description="reruns / the gate's runs")
 
     @classmethod
     def of(cls, tally: Tally, **update: Any) -> ConfirmationSummary:
@@ -173,7 +179,7 @@ class ConfirmationSummary(Tally):
 class VersionSummary(Tally):
     """One version's planned runs; the candidate's also holds its confirmation reruns."""
     confirmation: ConfirmationSummary | None = None
-    confirm_skipped: str | None = None  # why no reruns were made (meta.confirm.skipped)
+    confirm_skipped: str | None = Field(None, description="why no reruns were made (meta.confirm.skipped)")
 
 
 def unit_label(unit: str) -> str:
@@ -183,27 +189,32 @@ def unit_label(unit: str) -> str:
 class UnitCounts(BaseModel):
     """A unit's failures out of its runs (the accepted run's, this gate's, or the reruns')."""
     model_config = _CONFIG
-    failed: int
-    runs: int | None = None  # an aggregate's stage-1 count has no runs, only what was expected
-    expected: float | None = None  # an aggregate: the failures the accepted rates make likely
+    failed: int = Field(description="failures")
+    runs: int | None = Field(None,
+                             description="an aggregate's stage-1 count has no runs, only what was expected")
+    expected: float | None = Field(None,
+                                   description="an aggregate: the failures the accepted rates make likely")
 
 
 class FlaggedRow(BaseModel):
     """A row (or a scorer's total over rows) stage 1 flagged, and what its reruns said."""
     model_config = _CONFIG
-    row_id: str  # the row, or for an aggregate flag the scorer ("*": runs failing some scorer)
-    kind: str = "row"  # "row" or "aggregate"
-    status: str  # "regressed" (confirmed; fails the gate), "flaky" (not confirmed), "insufficient data"
-    scorers: list[str]  # the units that flagged it: scorer names, "*" for "some scorer"
+    row_id: str = Field(
+        description="the row, or for an aggregate flag the scorer (\"*\": runs failing some scorer)")
+    kind: str = Field("row", description="\"row\" or \"aggregate\"")
+    status: str = Field(
+        description="\"regressed\" (confirmed; fails the gate), \"flaky\" (not confirmed), \"insufficient data\"")
+    scorers: list[str] = Field(
+        description="the units that flagged it: scorer names, \"*\" for \"some scorer\"")
     # failures / runs in the accepted run, this gate and the reruns: per unit for a row, one total
     # for an aggregate (whose first has `expected` instead of runs)
     accepted: dict[str, UnitCounts] = Field(default_factory=dict)
     first: dict[str, UnitCounts] | UnitCounts = Field(default_factory=dict)
     reruns: dict[str, UnitCounts] | UnitCounts = Field(default_factory=dict)
-    p_first: float  # stage 1 (screening) p
-    p_value: float | None  # stage 2 (on the reruns alone); None: judged in one stage
-    rows: list[str] = Field(default_factory=list)  # an aggregate's rows (rerun)
-    line: str
+    p_first: float = Field(description="stage 1 (screening) p")
+    p_value: float | None = Field(description="stage 2 (on the reruns alone); None: judged in one stage")
+    rows: list[str] = Field(default_factory=list, description="an aggregate's rows (rerun)")
+    line: str = Field(description="the flag in one line, as the verdict prints it")
 
     @property
     def scorer(self) -> str:
@@ -214,15 +225,17 @@ class StoredVerdict(BaseModel):
     """The gate's verdict as a results file and --json keep it: the decision without the
     per-scorer results (those are in each version's summary: ok, gate_bar, accepted, p_value)."""
     model_config = _CONFIG
-    exit_code: int  # 0 pass, 1 failed, 2 cannot judge
-    line: str  # the headline, then one reason per line (see lines())
+    exit_code: int = Field(description="0 pass, 1 failed, 2 cannot judge")
+    line: str = Field(description="the headline, then one reason per line (see lines())")
     reasons: list[str] = Field(default_factory=list)
-    regressed: list[FlaggedRow] = Field(default_factory=list)  # confirmed: each fails the gate
-    flaky: list[FlaggedRow] = Field(default_factory=list)  # flagged, not confirmed by the reruns
-    insufficient: list[FlaggedRow] = Field(default_factory=list)  # flagged, nothing to confirm with
+    regressed: list[FlaggedRow] = Field(default_factory=list, description="confirmed: each fails the gate")
+    flaky: list[FlaggedRow] = Field(default_factory=list, description="flagged, not confirmed by the reruns")
+    insufficient: list[FlaggedRow] = Field(default_factory=list,
+                                           description="flagged, nothing to confirm with")
     notes: list[str] = Field(default_factory=list)
-    confirmation: ConfirmationSummary | None = None  # what the reruns were and cost
-    critical_p: float | None = None  # kept for old readers; the two-stage gate has no single critical p
+    confirmation: ConfirmationSummary | None = Field(None, description="what the reruns were and cost")
+    critical_p: float | None = Field(None,
+                                     description="kept for old readers; the two-stage gate has no single critical p")
 
     @property
     def headline(self) -> str:
