@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from evals.record.schemas import generated  # noqa: E402
+from evals.record.schemas import generated
 
 
 def main(argv: list[str] | None = None) -> int:
