@@ -192,8 +192,8 @@ def row_sha256(row: dict[str, Any]) -> str:
 
 def digest_of(data: dict[str, Any]) -> str:
     """sha256 over meta, plan and rows of a record as JSON, then each run's sha256, in order
-    (summary and comparison are derived from these and recomputed by every reader, so they are
-    left out). Canonical JSON (sorted keys, no spaces), so re-indenting a file keeps it."""
+    (summary, verdict and comparison are derived from these and recomputed by every reader, so
+    they are left out). Canonical JSON (sorted keys, no spaces), so re-indenting a file keeps it."""
     h = hashlib.sha256(_canonical({k: data.get(k) for k in ("meta", "plan", "rows")}))
     for run in data.get("runs") or []:
         h.update(hashlib.sha256(_canonical(run)).digest())
