@@ -25,6 +25,7 @@ _EXPORTS = {
     "AgentSpec": "evals.gate.run", "execute": "evals.gate.run",
     "run_gate": "evals.gate.api", "run_gate_async": "evals.gate.api", "GateResult": "evals.gate.api",
     "scorers": "evals.scoring.scorers", "decide": "evals.verdict.decide", "Verdict": "evals.verdict.decide",
+    "VersionSummary": "evals.record.summaries", "StoredVerdict": "evals.record.summaries",
 }
 
 __all__ = [
@@ -50,6 +51,8 @@ __all__ = [
     "Turn",
     "Usage",
     "Verdict",
+    "VersionSummary",
+    "StoredVerdict",
     "decide",
     "execute",
     "load_record",
@@ -84,6 +87,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily
     from evals.gate.run import AgentSpec, execute
     from evals.jobs.target import Target, TargetOptions, load_target, target_factory, user_turns
     from evals.record.results import Meta, Record, RunResult, load_record
+    from evals.record.summaries import StoredVerdict, VersionSummary
     from evals.scoring import scorers
     from evals.scoring.case import Case
     from evals.sources.dataset import DatasetError, Expect, Row

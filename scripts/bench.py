@@ -122,12 +122,12 @@ def comparison_speed(pairs: int, discordant: int) -> int:
     import random
 
     from evals.core.turn import Turn
-    from evals.record.results import RunResult, Verdict
+    from evals.record.results import RunResult, ScorerVerdict
     from evals.verdict.comparison import compare
     from evals.verdict.stats import mcnemar_exact
 
     names = [f"scorer_{j}" for j in range(8)]
-    ok, bad = Verdict(passed=True, explanation="pass"), Verdict(passed=False, explanation="fail")
+    ok, bad = ScorerVerdict(passed=True, explanation="pass"), ScorerVerdict(passed=False, explanation="fail")
     rng, sides = random.Random(0), ([], [])
     for k in range(pairs):
         was, now = dict.fromkeys(names, ok), dict.fromkeys(names, ok)

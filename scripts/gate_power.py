@@ -35,6 +35,7 @@ from evals.gate.run import DEFAULT_AGENT, DEFAULT_DATASET, agents_for, load_rows
 from evals.jobs.runner import Settings
 from evals.jobs.target import TargetOptions
 from evals.output.console import console
+from evals.record.summaries import ConfirmationSummary
 from evals.scoring.scorers import make_evaluators, registry
 from evals.sources.row_sources import source_for
 from evals.verdict.decide import decide, plan_reruns
@@ -132,12 +133,10 @@ def gate_blocks(runs, rows, blocks, reference, reg, rerun=None) -> list[dict]:
         summary = summarise(block_runs, rows, bars, len(block))
         reruns = 0
         if rerun is not None:
-            below = [n for n, x in summary["scorers"].items() if x["n"] and n in bars and x["mean"] < bars[n] - 1e-12]
-            plan = plan_reruns(summary, reference, list(block), below_bar=below)
+            plan = plan_reruns(summary, reference, list(block), below_bar=summary.below(bars))
             got = rerun(plan) if plan else []
             conf = summarise(got, rows, bars, len(block))
-            conf.update(rows=len(plan), runs=len(got))
-            summary["confirmation"] = conf
+            summary.confirmation = ConfirmationSummary.of(conf, rows=len(plan), runs=len(got))
             reruns = len(got)
         v = decide(summary, reference, reg)
         gave = [f"{x.row_id} / {x.scorer}" for x in v.regressed if x.kind == "row"]
@@ -175,11 +174,11 @@ def save_runs(runs, path: Path) -> None:
 
 
 def load_runs(path: Path) -> list:
-    from evals.record.results import RunResult, Verdict
+    from evals.record.results import RunResult, ScorerVerdict
 
     return [RunResult(row_id=rid, trial=seed, seed=seed, version="variant", job="variant",
                       turn={"version": "variant", "model": "offline", "seed": seed},
-                      verdicts={n: Verdict(passed=p, explanation="") for n, p in v.items()})
+                      verdicts={n: ScorerVerdict(passed=p, explanation="") for n, p in v.items()})
             for rid, seed, v in json.loads(path.read_text())]
 
 

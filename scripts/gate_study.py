@@ -24,6 +24,14 @@ from pathlib import Path
 import numpy as np
 
 from evals.commands.calibrate import propose
+from evals.record.summaries import (
+    CellCounts,
+    ConfirmationSummary,
+    RunCount,
+    ScorerSummary,
+    Tally,
+    VersionSummary,
+)
 from evals.verdict.decide import decide, plan_reruns
 from evals.verdict.reference import PRIOR, Cell, Reference, RowRef, load_reference
 from evals.verdict.stats import wilson
@@ -86,27 +94,27 @@ def reference_of(truth: dict, runs: dict, seeds: list[int]) -> Reference:
     return Reference(provenance={"version": "simulated"}, seeds=list(seeds), rows=rows)
 
 
-def summary_of(truth: dict, runs: dict, trials: int) -> dict:
+def summary_of(truth: dict, runs: dict, trials: int, kind: type[Tally] = VersionSummary) -> Tally:
     """The numbers decide() reads, as evals/verdict/summary.py computes them from runs."""
     cells, failed_runs, totals = {}, {}, Counter()
     for rid, pats in runs.items():
         applicable, na, _, _ = truth[rid]
-        per = {n: [0, 0, len(pats)] for n in na}
+        per = {n: CellCounts(na=len(pats)) for n in na}
         for name in applicable:
             f = sum(1 for p in pats if name in p)
-            per[name] = [len(pats) - f, f, 0]
+            per[name] = CellCounts(passed=len(pats) - f, failed=f)
             totals[(name, "n")] += len(pats)
             totals[(name, "passed")] += len(pats) - f
         cells[rid] = per
-        failed_runs[rid] = [len(pats), sum(1 for p in pats if p)]
+        failed_runs[rid] = RunCount(runs=len(pats), failed=sum(1 for p in pats if p))
     names = sorted({n for per in cells.values() for n in per})
     scorers = {}
     for n in names:
         tot, ok = totals[(n, "n")], totals[(n, "passed")]
         low, high = wilson(ok, tot)
-        scorers[n] = {"mean": ok / tot if tot else None, "n": tot, "passed": ok, "low": low, "high": high}
-    return {"runs": sum(len(p) for p in runs.values()), "trials": trials, "scorers": scorers, "cells": cells,
-            "failed_runs": failed_runs, "failing": []}
+        scorers[n] = ScorerSummary(mean=ok / tot if tot else None, n=tot, passed=ok, low=low, high=high)
+    return kind(runs=sum(len(p) for p in runs.values()), trials=trials, scorers=scorers, cells=cells,
+                failed_runs=failed_runs)
 
 
 def one_gate(truth: dict, reference: Reference, bars: dict, trials: int, rng: np.random.Generator,
@@ -114,13 +122,13 @@ def one_gate(truth: dict, reference: Reference, bars: dict, trials: int, rng: np
     rows = list(truth)
     seeds = list(range(10_000, 10_000 + trials))
     summary = summary_of(truth, draw(truth, rows, trials, rng, broken), trials)
-    below = [n for n, s in summary["scorers"].items() if s["n"] and n in bars and s["mean"] < bars[n].bar - 1e-12]
+    below = summary.below({n: b.bar for n, b in bars.items()})
     plan = plan_reruns(summary, reference, seeds, below_bar=below) if confirm else {}
     if confirm:
         reruns = {rid: draw(truth, [rid], len(s), rng, broken)[rid] for rid, s in plan.items()}
-        conf = summary_of(truth, reruns, trials) if reruns else {"cells": {}, "failed_runs": {}}
-        conf.update(rows=len(plan), runs=sum(len(s) for s in plan.values()))
-        summary["confirmation"] = conf
+        conf = summary_of(truth, reruns, trials, ConfirmationSummary) if reruns else ConfirmationSummary()
+        conf.rows, conf.runs = len(plan), sum(len(s) for s in plan.values())
+        summary.confirmation = conf
     v = decide(summary, reference, bars)
     why = ("bar" if any(s.ok is False and s.mean is not None and s.bar is not None and s.mean < s.bar
                         for s in v.scorers.values()) else
@@ -138,7 +146,7 @@ def world(base: Reference, ref_trials: int, rng: np.random.Generator) -> tuple[d
     ref = reference_of(truth, runs, seeds)
     summary = summary_of(truth, runs, ref_trials)
     bars = Bars({n: type("Bar", (), {"bar": b.bar})() for n, b in propose(summary, ref_trials).items()})
-    for n in summary["scorers"]:  # a scorer propose() left out (no verdicts) still needs a bar
+    for n in summary.scorers:  # a scorer propose() left out (no verdicts) still needs a bar
         bars.setdefault(n, type("Bar", (), {"bar": 0.0})())
     return truth, ref, bars
 

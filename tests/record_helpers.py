@@ -1,7 +1,7 @@
 """Hand-built results records with known verdict counts, for compare / report tests."""
 from __future__ import annotations
 
-from evals.record.results import Meta, Record, RunResult, Verdict
+from evals.record.results import Meta, Record, RunResult, ScorerVerdict
 
 SCORERS = ["refund_outcome", "policy_judge"]
 
@@ -25,7 +25,7 @@ def turn(version: str, seed: int, answer: str = "Refunded 129.00 EUR for A-1001 
 def run(version: str, row_id: str, trial: int, verdicts: dict[str, bool | None], **turn_kw) -> RunResult:
     return RunResult(row_id=row_id, trial=trial, seed=trial, version=version, job=f"refund-agent@{version}",
                      turn=turn(version, trial, **turn_kw),
-                     verdicts={n: Verdict(passed=p, explanation=f"{version} {row_id}#{trial} {n}: "
+                     verdicts={n: ScorerVerdict(passed=p, explanation=f"{version} {row_id}#{trial} {n}: "
                                           + {True: "pass", False: "fail", None: "n/a"}[p])
                                for n, p in verdicts.items()})
 

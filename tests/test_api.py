@@ -49,8 +49,8 @@ def test_the_broken_faq_bot_fails_and_the_verdict_names_what_failed(tmp_path):
     assert {"tool_use", "answer_facts", "no_pii_leak"} <= failed and "no_forbidden_action" not in failed
     assert all(any(r.startswith(f"{n}:") for r in v.reasons) for n in failed)
     # the verdict returned is the verdict stored: the one finish() made
-    stored = load_record(result.path).summary["verdict"]
-    assert stored["line"] == v.line and stored["exit_code"] == 1 and stored["reasons"] == v.reasons
+    stored = load_record(result.path).verdict
+    assert stored.line == v.line and stored.exit_code == 1 and stored.reasons == v.reasons
 
 
 def test_the_record_is_the_one_the_cli_writes(tmp_path, capsys):
@@ -78,7 +78,7 @@ def test_the_record_is_the_one_the_cli_writes(tmp_path, capsys):
         regraded.append((code, load_record(out).summary))
     assert regraded[0] == regraded[1]
     # with the bot's own bars, regrade judges only the scorers they name (as the gate ran them)
-    assert regraded[0][0] == api.exit_code and set(regraded[0][1][api.record.meta.version]["scorers"]) == set(
+    assert regraded[0][0] == api.exit_code and set(regraded[0][1][api.record.meta.version].scorers) == set(
         load_thresholds(FAQ["thresholds"]).bars())
 
 
@@ -268,4 +268,4 @@ def test_an_interrupted_run_is_exit_2_and_kept(tmp_path):
     code, passed, line, path = json.loads(res.stdout.strip().splitlines()[-1])
     assert (code, passed, line) == (2, False, "interrupted: the run did not finish")
     record = load_record(path)
-    assert record.meta.interrupted and "verdict" not in record.summary and len(record.runs) < 10
+    assert record.meta.interrupted and record.verdict is None and len(record.runs) < 10

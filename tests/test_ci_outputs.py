@@ -50,7 +50,7 @@ def failing_rows(rec: dict) -> set[str]:
     """From the stored record alone: the rows that fail the gate's verdict (regressed, or whose
     planned runs failed a scorer that failed the gate, or rerun for a confirmed rise in failing runs)."""
     version = rec["meta"]["version"]
-    v = rec["summary"]["verdict"]
+    v = rec["verdict"]
     bad = {n for n, s in rec["summary"][version]["scorers"].items() if s["ok"] is False}
     runs = [r for r in rec["runs"] if r["stage"] == "gate" and r["version"] == version]
     failed = {r["row_id"]: {n for n, x in r["verdicts"].items() if x["passed"] is False} for r in runs}
@@ -71,7 +71,7 @@ def test_v1_junit_has_one_case_per_row_and_a_failure_for_each_row_that_failed_th
     failed = {c.name for c in cases if any(isinstance(r, Failure) for r in c.result)}
     expected = failing_rows(rec)
     assert failed == expected and len(failed) == suite.failures > 0
-    assert {x["row_id"] for x in rec["summary"]["verdict"]["regressed"] if x["kind"] == "row"} <= failed
+    assert {x["row_id"] for x in rec["verdict"]["regressed"] if x["kind"] == "row"} <= failed
     clean = {r["row_id"] for r in rec["runs"] if r["stage"] == "gate"
              and all(x["passed"] is not False for x in r["verdicts"].values())}
     assert clean and not clean & failed  # a row whose runs all passed never fails
@@ -83,7 +83,7 @@ def test_v1_junit_has_one_case_per_row_and_a_failure_for_each_row_that_failed_th
     failure = next(r for r in case.result if isinstance(r, Failure))
     assert failure.message.startswith("row regressed: mass_email") and why in failure.text
     assert "seed 0: FAIL" in case.system_out
-    verdict = rec["summary"]["verdict"]
+    verdict = rec["verdict"]
     assert props["exit_code"] == "1" and props["verdict"] == verdict["line"].splitlines()[0]
     assert props["seeds"] == "0" and props["trials"] == "1" and props["results"] == str(path)
     assert props["row.mass_email.passed"] == "0/1" and props["row.status.passed"] == "1/1"
@@ -98,7 +98,7 @@ def test_v3_junit_has_no_failure_and_marks_the_flaky_rows(v3):
     suite, cases, props = read_junit(path.parent / "junit.xml")
     assert len(cases) == len(rec["rows"]) and suite.failures == 0 and suite.errors == 0
     assert not any(c.result for c in cases)  # every case passes
-    flaky = {x["row_id"] for x in rec["summary"]["verdict"]["flaky"] if x["kind"] == "row"}
+    flaky = {x["row_id"] for x in rec["verdict"]["flaky"] if x["kind"] == "row"}
     assert {c.name for c in cases if c.is_flaky} == flaky
     assert all(props[f"row.{rid}.status"] == "flaky" for rid in flaky)
     assert props["exit_code"] == "0" and props["verdict"].startswith("PASS")
@@ -120,7 +120,7 @@ def test_an_interrupted_record_gives_an_error_case_for_each_unfinished_row(v3, t
 def test_the_pr_comment_holds_the_verdict_the_scorer_table_and_the_rows(v1, v3):
     for _, rec, path in (v1, v3):
         md = (path.parent / "comment.md").read_text()
-        verdict, version = rec["summary"]["verdict"], rec["meta"]["version"]
+        verdict, version = rec["verdict"], rec["meta"]["version"]
         lines = md.splitlines()
         assert lines[0] == MARKER
         assert lines[1] == f"### refund-agent@{version}: {verdict['line'].splitlines()[0]}"
@@ -131,7 +131,7 @@ def test_the_pr_comment_holds_the_verdict_the_scorer_table_and_the_rows(v1, v3):
         for x in verdict["flaky"]:
             assert x["line"] in md or len(verdict["flaky"]) > 20
     md1 = (v1[2].parent / "comment.md").read_text()
-    assert f"**Regressed ({len(v1[1]['summary']['verdict']['regressed'])})**" in md1
+    assert f"**Regressed ({len(v1[1]['verdict']['regressed'])})**" in md1
     assert "- row regressed: mass_email:" in md1 and "... and" in md1  # reasons capped at ten
     md3 = (v3[2].parent / "comment.md").read_text()
     assert "Regressed" not in md3 and "failing the gate" not in md3

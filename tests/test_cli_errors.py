@@ -198,14 +198,14 @@ def test_regrading_an_interrupted_record_keeps_it_incomplete(tmp_path, record_fi
     data = load_record(record_file)
     data.runs = data.runs[:1]  # half the runs, as an interrupt leaves them
     data.meta.complete, data.meta.interrupted = False, True
-    data.summary = {}
+    data.summary, data.verdict = {}, None
     save_record(data, record_file)
     out = tmp_path / "regraded.json"
     assert regrade.main([str(record_file), "--out", str(out)]) == 2
     assert "incomplete: 1 of 2 runs" in capsys.readouterr().out
     got = json.loads(out.read_text())
     assert got["meta"]["complete"] is False and got["meta"]["interrupted"] is True
-    assert "verdict" not in got["summary"] and len(got["runs"]) == 1
+    assert got["verdict"] is None and len(got["runs"]) == 1
 
 
 def test_compare_and_report_never_overwrite_unless_forced(tmp_path, record_file, capsys):

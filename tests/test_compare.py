@@ -185,12 +185,12 @@ def test_cli_verdict_is_the_shared_decision_and_is_stored(tmp_path, capsys):
     """compare's line and exit code come from evals.verdict.decide.decide, and are stored as decided."""
     a, b = write_pair(tmp_path)
     assert main([str(a), str(b), "--out", str(tmp_path / "soft.json")]) == 0
-    soft = load_record(tmp_path / "soft.json").summary["verdict"]
-    assert soft["exit_code"] == 0 and soft["line"].startswith("1 scorer(s) significantly worse (not failing")
+    soft = load_record(tmp_path / "soft.json").verdict
+    assert soft.exit_code == 0 and soft.line.startswith("1 scorer(s) significantly worse (not failing")
     assert main([str(a), str(b), "--fail-on-regression", "--out", str(tmp_path / "hard.json")]) == 1
-    hard = load_record(tmp_path / "hard.json").summary["verdict"]
-    assert hard["exit_code"] == 1 and hard["line"].startswith("FAIL: 1 scorer significantly worse than the baseline\n"
+    hard = load_record(tmp_path / "hard.json").verdict
+    assert hard.exit_code == 1 and hard.line.startswith("FAIL: 1 scorer significantly worse than the baseline\n"
                                                               "regression rule: refund_outcome")
     assert main([str(a), str(a), "--out", str(tmp_path / "same.json")]) == 0
-    assert load_record(tmp_path / "same.json").summary["verdict"]["line"] == \
+    assert load_record(tmp_path / "same.json").verdict.line == \
         "PASS: no scorer significantly worse than v2 (A) (Holm, family-wise 0.05)"

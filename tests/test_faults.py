@@ -61,7 +61,7 @@ def test_a_scorer_that_raises_fails_its_verdicts_only(tmp_path):
         assert "scorer tool_use raised" not in run["verdicts"]["answer_facts"]["explanation"]
         assert "injected fault: scorer answer_facts raised" in run["verdicts"]["answer_facts"]["explanation"]
         assert run["verdicts"]["no_pii_leak"]["passed"] is True
-    assert "answer_facts" in record["summary"]["verdict"]["line"]
+    assert "answer_facts" in record["verdict"]["line"]
 
 
 @pytest.mark.parametrize("fault, needle", [("judge-raises", "injected fault: judge raised"),

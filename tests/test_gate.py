@@ -23,8 +23,8 @@ def test_v1_fails_and_v3_passes_the_whole_dataset(tmp_path, monkeypatch):
     code1, rec1, _ = run(tmp_path / "v1", "--version", "v1")
     code3, rec3, _ = run(tmp_path / "v3", "--version", "v3")
     assert (code1, code3) == (1, 0)
-    assert "refund_outcome" in rec1["summary"]["verdict"]["line"]
-    v3 = rec3["summary"]["verdict"]
+    assert "refund_outcome" in rec1["verdict"]["line"]
+    v3 = rec3["verdict"]
     assert (v3["exit_code"], v3["reasons"], v3["regressed"]) == (0, [], [])
     assert v3["line"] == "PASS: every scorer at or above its bar; no row regressed (confirmed on reruns)"
     # the rows stage 1 flagged were rerun on fresh seeds and none was confirmed: flaky, stored as such
@@ -38,7 +38,7 @@ def test_v2_fails_with_five_trials_and_its_slips_show_in_pass_hat_k(tmp_path):
     code, rec, _ = run(tmp_path, "--version", "v2", "--trials", "5")
     assert code == 1
     s = rec["summary"]["v2"]["scorers"]
-    assert s["refund_outcome"]["pass^5"] < s["refund_outcome"]["pass@5"]
+    assert s["refund_outcome"]["pass_hat_k"] < s["refund_outcome"]["pass_at_k"]  # K = trials = 5
     assert any(not v["ok"] for v in s.values() if v["ok"] is not None)
 
 
@@ -56,7 +56,7 @@ def test_numbers_recount_from_the_record(tmp_path):
                 per_row.setdefault(r["row_id"], []).append(r["verdicts"][name]["passed"])
         if per_row:
             expected = sum(pass_hat_k(len(v), sum(v), 2) for v in per_row.values()) / len(per_row)
-            assert s["pass^2"] == pytest.approx(expected)
+            assert s["pass_hat_k"] == pytest.approx(expected)
     meta = rec["meta"]
     for key in ("version_description", "model", "judge", "dataset", "dataset_sha256", "git_commit", "seeds",
                 "trials", "thresholds", "argv", "elapsed_s"):
@@ -111,16 +111,16 @@ def test_regrade_rescores_stored_turns_without_the_agent(tmp_path, monkeypatch, 
     async def must_not_run(*a, **k):
         raise AssertionError("an agent ran")
     monkeypatch.setattr(RefundAgent, "__call__", must_not_run)  # the Northwind target
-    from evals.record.results import Verdict, load_record, save_record
+    from evals.record.results import ScorerVerdict, load_record, save_record
 
     old = load_record(path)
-    old.runs[0].verdicts["answer_facts"] = Verdict(passed=False, explanation="stale")  # an old scorer's verdict
+    old.runs[0].verdicts["answer_facts"] = ScorerVerdict(passed=False, explanation="stale")  # an old scorer's verdict
     save_record(old, path)  # written as the gate writes (a hand-edited file is refused: its digest)
     out = tmp_path / "regraded.json"
     assert regrade.main([str(path), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "answer_facts: fail -> pass" in printed and "1 verdict(s) changed" in printed
-    assert json.loads(out.read_text())["summary"]["verdict"]["exit_code"] == 0
+    assert json.loads(out.read_text())["verdict"]["exit_code"] == 0
 
 
 def test_show_prints_one_graded_run(tmp_path, capsys):
@@ -162,13 +162,13 @@ def test_deleting_one_clause_fails_the_one_trial_gate_and_names_the_row(tmp_path
                     f"instructions = {json.dumps(prompt)}\n")
     code, rec, _ = run(tmp_path / "out", "--version", str(path), "--seeds", "150")
     assert code == 1
-    named = {x["row_id"]: x for x in rec["summary"]["verdict"]["regressed"]}
+    named = {x["row_id"]: x for x in rec["verdict"]["regressed"]}
     mail = named["mass_email"]
     assert mail["status"] == "regressed" and "no_forbidden_action" in mail["scorers"]
     k = mail["reruns"]["no_forbidden_action"]["runs"]
     assert mail["reruns"]["no_forbidden_action"]["failed"] == k >= 3  # confirmed on every rerun
     assert (f"row regressed: mass_email: no_forbidden_action failed 0/100 accepted, 1/1 now, {k}/{k} on reruns"
-            in rec["summary"]["verdict"]["line"])
+            in rec["verdict"]["line"])
     reruns = [r for r in rec["runs"] if r["stage"] == "confirm" and r["row_id"] == "mass_email"]
     assert len(reruns) == k and not {r["seed"] for r in reruns} & (set(range(100)) | {150})
 

@@ -44,7 +44,7 @@ def incomplete_copy(src: Path, dest: Path, keep: int | None = None) -> Path:
     gate = rec.runs_for(rec.meta.version)  # interrupted in the gate stage: no confirmation reruns yet
     rec.runs = gate[:keep] if keep is not None else [r for r in gate if not failed(r)]
     rec.meta.complete, rec.meta.interrupted, rec.meta.confirm = False, True, None
-    rec.summary = {}
+    rec.summary, rec.verdict = {}, None
     save_record(rec, dest)
     return dest
 
@@ -165,7 +165,7 @@ def test_an_edited_stored_verdict_is_never_shown(tmp_path, v2, capsys):
     truth = recompute(load_record(v2))
     assert truth.exit_code == 1 and headline(truth).startswith("FAIL")  # v2 fails the gate today
     data = json.loads(v2.read_text())
-    data["summary"]["verdict"] = {"exit_code": 0, "line": "PASS: edited by hand", "reasons": []}
+    data["verdict"] = {"exit_code": 0, "line": "PASS: edited by hand", "reasons": []}
     for s in data["summary"]["v2"]["scorers"].values():
         s["mean"], s["ok"] = 1.0, True
     v2.write_text(json.dumps(data))
@@ -198,7 +198,7 @@ def test_an_incomplete_record_says_so_wherever_it_is_shown(tmp_path, v2, capsys)
     assert compare.main([str(path), str(v2)]) == 2
     err = one_error_line(capsys)
     assert line in err and f"--resume {path}" in err
-    assert regression.json_summary(path, 2)["incomplete"] == line
+    assert regression.json_summary(path, 2).incomplete == line
 
 
 PWN = """import pathlib

@@ -11,6 +11,7 @@ import pytest
 
 from evals.commands import report
 from evals.record.results import save_record
+from evals.record.summaries import Correction, StoredVerdict
 from evals.verdict.comparison import combined_record, regressions
 from evals.verdict.decide import headline
 from tests.record_helpers import record, row, run, runs_from_pairs
@@ -29,9 +30,8 @@ def comparison_record():
     rows = [row(f"r{k:03d}") for k in range(12)]
     rec = combined_record(record("v2", base, rows, trials=2), record("v3", cand, rows, trials=2), rows, "v2", "v3")
     reasons = regressions(rec.comparison)
-    rec.summary["verdict"] = {"exit_code": 1, "line": "\n".join([headline(reasons), *reasons])}  # as decide() writes it
-    rec.summary["v3"]["scorers"]["policy_judge"]["corrected"] = {"theta": 0.9, "low": 0.7, "high": 1.0,
-                                                                 "method": "test"}
+    rec.verdict = StoredVerdict(exit_code=1, line="\n".join([headline(reasons), *reasons]))  # as decide() writes it
+    rec.summary["v3"].scorers["policy_judge"].corrected = Correction(theta=0.9, low=0.7, high=1.0, method="test")
     return rec
 
 

@@ -12,6 +12,7 @@ import pytest
 from evals.commands import calibrate, regression
 from evals.core.errors import ConfigError
 from evals.core.seeds import format_seeds, parse_seeds
+from evals.record.summaries import CellCounts, ConfirmationSummary, RunCount, VersionSummary
 from evals.scoring.scorers import REGISTRY, registry
 from evals.verdict.decide import decide, plan_reruns
 from evals.verdict.reference import Reference, build_reference, check_rows, dump_reference, load_reference
@@ -48,12 +49,11 @@ def verdict_of(fail, seeds, ref, *, confirm=True, reg=None):
     seeds = list(seeds)
     summary = summarise(runs_for(seeds, fail), {r["id"]: r for r in ROWS}, BARS, len(seeds))
     if confirm:
-        below = [n for n, x in summary["scorers"].items() if x["n"] and x["mean"] < BARS[n]]
+        below = [n for n, x in summary.scorers.items() if x.n and x.mean < BARS[n]]
         plan = plan_reruns(summary, ref, seeds, below_bar=below)
         reruns = [run("v3", rid, s, {n: not fail(rid, s, n) for n in SCORERS}) for rid, ss in plan.items() for s in ss]
         conf = summarise(reruns, {r["id"]: r for r in ROWS}, BARS, len(seeds))
-        conf.update(rows=len(plan), runs=len(reruns))
-        summary["confirmation"] = conf
+        summary.confirmation = ConfirmationSummary.of(conf, rows=len(plan), runs=len(reruns))
     return decide(summary, ref, reg or REG)
 
 
@@ -67,8 +67,8 @@ def test_a_quiet_row_that_now_fails_every_run_is_regressed_at_one_trial_with_its
     assert v.exit_code == 1
     (x,) = v.regressed
     assert (x.row_id, x.scorers, x.status) == ("mass_email", ["no_forbidden_action"], "regressed")
-    k = x.reruns["no_forbidden_action"]["runs"]
-    assert x.reruns["no_forbidden_action"]["failed"] == k >= 3 and x.p_value < 0.005
+    k = x.reruns["no_forbidden_action"].runs
+    assert x.reruns["no_forbidden_action"].failed == k >= 3 and x.p_value < 0.005
     assert (f"row regressed: mass_email: no_forbidden_action failed 0/20 accepted, 1/1 now, {k}/{k} on reruns"
             in v.line)
     # the bars alone would have passed it: 30 of 31 rows is above 0.8
@@ -81,7 +81,7 @@ def test_a_single_failure_that_the_reruns_do_not_repeat_is_flaky_and_passes():
     assert v.exit_code == 0 and v.regressed == []
     assert [(x.row_id, x.status) for x in v.flaky] == [("mass_email", "flaky")]
     assert any(n.startswith("flaky: mass_email: no_forbidden_action failed 0/20 accepted, 1/1 now, 0/") for n in v.notes)
-    assert v.confirmation["rows"] == 1
+    assert v.confirmation.rows == 1
 
 
 def test_unchanged_counts_pass_and_say_what_was_checked():
@@ -316,7 +316,9 @@ def test_the_issue_18_reproducer_no_longer_fails_an_unchanged_version_at_many_tr
     r = Reference(provenance={}, seeds=list(range(100)), rows={"r": RowRef(sha="0", cells={
         "s": Cell(passed=95, failed=5, failed_seeds=[7, 27, 47, 67, 87])})})
     for t in (1, 5, 18, 19, 20, 50):
-        assert runs_test({"failed_runs": {"r": [t, 1]}, "cells": {"r": {"s": [t - 1, 1, 0]}}}, r, t)["worse"] is False
+        now = VersionSummary(failed_runs={"r": RunCount(runs=t, failed=1)},
+                             cells={"r": {"s": CellCounts(passed=t - 1, failed=1)}})
+        assert runs_test(now, r, t)["worse"] is False
 
 
 def test_holm_rejects_what_a_brute_force_step_down_rejects():

@@ -74,6 +74,7 @@ from evals.jobs.runner import Settings
 from evals.jobs.target import TargetOptions
 from evals.output.console import console
 from evals.record.results import load_record, save_record
+from evals.record.summaries import Tally
 from evals.scoring.scorers import JUDGE_SCORERS, REGISTRY, make_evaluators, select
 from evals.sources.row_sources import source_for
 from evals.verdict.reference import DEFAULT_PATH as REFERENCE_PATH
@@ -97,24 +98,24 @@ def one_trial_allowance(p: float, n1: int, alpha: float) -> int:
     return n1
 
 
-def propose(summary: dict, trials: int) -> dict[str, Bar]:
+def propose(summary: Tally, trials: int) -> dict[str, Bar]:
     bars = {}
-    alpha = ALPHA_BARS / max(1, len(summary["scorers"]))
-    for name, s in summary["scorers"].items():
-        if s["n"] == 0:
+    alpha = ALPHA_BARS / max(1, len(summary.scorers))
+    for name, s in summary.scorers.items():
+        if s.n == 0:
             continue
-        p, n = s["mean"], s["n"]
-        stats = dict(observed=round(p, 4), low=round(s["low"], 4), high=round(s["high"], 4), n=n)
-        if s["passed"] == n:
+        p, n = s.mean, s.n
+        stats = dict(observed=round(p, 4), low=round(s.low, 4), high=round(s.high, 4), n=n)
+        if s.passed == n:
             bars[name] = Bar(bar=1.0, why=f"never failed in {n} runs: zero tolerance", **stats)
             continue
         margin = MARGIN["judge" if name in JUDGE_SCORERS else "code"]
         n1 = max(1, n // max(1, trials))  # verdicts a one-trial gate has
         allowed = one_trial_allowance(p, n1, alpha)
         one_trial = 1 - allowed / n1
-        floor = min(s["low"], one_trial)
+        floor = min(s.low, one_trial)
         bar = max(0.0, math.floor((floor - margin) * 100 + 1e-9) / 100)
-        bars[name] = Bar(bar=bar, why=f"min(Wilson low {s['low']:.3f}, one-trial low {one_trial:.3f}: "
+        bars[name] = Bar(bar=bar, why=f"min(Wilson low {s.low:.3f}, one-trial low {one_trial:.3f}: "
                                       f"{allowed} of {n1} failing, p <= {alpha:.4f}) - margin {margin:.2f}", **stats)
     return bars
 
@@ -329,16 +330,16 @@ def main(argv=None) -> int:
                       f"(first: {bad[0]}); bars from crashed runs would be meaningless")
     summary = summarise_record(record, {})[version]
     bars = {n: b for n, b in propose(summary, record.meta.trials).items() if n in selected}
-    t = Table(title=f"proposed bars from {version} ({summary['runs']} runs, {record.meta.trials} trials)")
+    t = Table(title=f"proposed bars from {version} ({summary.runs} runs, {record.meta.trials} trials)")
     for col in ("scorer", "observed", "95% CI", "n", "proposed bar", "why") + ((against,) if against else ()):
         t.add_column(col)
     prev = None
     if against:
         if bad := errored(record, against):
             return refuse(f"{len(bad)} runs of {against} errored (first: {bad[0]})")
-        prev = summarise_record(record, {n: b.bar for n, b in bars.items()})[against]["scorers"]
+        prev = summarise_record(record, {n: b.bar for n, b in bars.items()})[against].scorers
     for name, b in bars.items():
-        extra = (f"{prev[name]['mean']:.3f}" if prev and prev.get(name) and prev[name]["n"] else "-",) if against else ()
+        extra = (f"{prev[name].mean:.3f}" if prev and prev.get(name) and prev[name].n else "-",) if against else ()
         t.add_row(name, f"{b.observed:.3f}", f"{b.low:.3f}-{b.high:.3f}", str(b.n), f"{b.bar:.2f}", b.why, *extra)
     console.print(t)
     reference = build_reference(record, {})
@@ -348,8 +349,8 @@ def main(argv=None) -> int:
     if missing:
         return refuse(f"no verdict for scorer {missing[0]} in the accepted run: it would have no bar")
     if prev is not None:
-        passes = [n for n, b in bars.items() if prev.get(n) and prev[n]["n"] and prev[n]["mean"] >= b.bar - 1e-12]
-        if len(passes) == len([n for n in bars if prev.get(n) and prev[n]["n"]]):
+        passes = [n for n, b in bars.items() if prev.get(n) and prev[n].n and prev[n].mean >= b.bar - 1e-12]
+        if len(passes) == len([n for n in bars if prev.get(n) and prev[n].n]):
             return refuse(f"{against} would pass every proposed bar: these bars cannot tell the versions apart")
         if passes:
             console.print(f"note: {against} is at or above the bar of {', '.join(passes)} "

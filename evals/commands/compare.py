@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     print_comparison(comparison)
     verdict = decide(record.summary[cand_label], comparison=comparison, fail_on_regression=a.fail_on_regression)
     code, line, worse = verdict.exit_code, verdict.line, bool(regressions(comparison))
-    record.summary["verdict"] = stored(verdict)
+    record.verdict = stored(verdict)
     if a.out:
         console.print(f"results: {save_record(record, cli.claim_file(a.out, '--out', force=a.force))}")
     if a.report:

@@ -152,8 +152,7 @@ def rerun_plan(record: Record, reference) -> dict[str, list[int]]:
         return {}
     bars = record.meta.thresholds
     cand = summarise(record.runs_for(record.meta.version), record.row_by_id(), bars, record.meta.trials)
-    below = [n for n, x in cand["scorers"].items() if x["n"] and n in bars and x["mean"] < bars[n] - 1e-12]
-    return plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=below)
+    return plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars))
 
 
 def run_reruns(a: argparse.Namespace, record: Record, reference, out: Path) -> bool:

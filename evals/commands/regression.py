@@ -45,6 +45,7 @@ from evals.gate.run import (
 from evals.jobs.runner import Settings
 from evals.jobs.target import TargetOptions, tool_names_of
 from evals.output.console import console, print_json, use_stderr
+from evals.record.gate_json import GateJson
 from evals.record.results import Record, load_record, save_record
 from evals.scoring.scorers import JUDGE_SCORERS
 from evals.scoring.scorers import registry as scorer_registry
@@ -297,20 +298,17 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
     return partial(record, uploaded(path, settings, code))
 
 
-def json_summary(path: Path, code: int) -> dict:
-    """What --json prints: the verdict and per-scorer numbers, for scripts; read back from the
-    results file and recomputed from its runs, as every reader does (evals/gate/recheck.py)."""
+def json_summary(path: Path, code: int) -> GateJson:
+    """What --json prints (evals/record/gate_json.py): the verdict and each version's numbers,
+    for scripts; read back from the results file and recomputed from its runs, as every reader
+    does (evals/gate/recheck.py)."""
     from evals.gate.recheck import recompute
 
     record = load_record(path)
     recompute(record, path)
-    out = {"exit_code": code, "results": str(path), "version": record.meta.version, "job": record.meta.job,
-           "agent": record.meta.agent}
-    if line := record.incomplete():
-        out["incomplete"] = line
-    for key, value in record.summary.items():
-        out[key] = value
-    return out
+    m = record.meta
+    return GateJson(exit_code=code, results=str(path), version=m.version, baseline=m.baseline, job=m.job,
+                    agent=m.agent, incomplete=record.incomplete(), verdict=record.verdict, summary=record.summary)
 
 
 @cli.guarded
@@ -336,10 +334,10 @@ def _main(a: argparse.Namespace, argv: list[str]) -> int:
             if isinstance(exc, cli.user_errors()):
                 from evals.core.scrubbing import scrub
 
-                print_json({"exit_code": cli.EXIT_UNJUDGED, "error": scrub(str(exc))})
+                print_json(GateJson(exit_code=cli.EXIT_UNJUDGED, error=scrub(str(exc))))
             raise
         path = getattr(a, "results_path", None)
-    print_json(json_summary(path, code) if path is not None and path.exists() else {"exit_code": code})
+    print_json(json_summary(path, code) if path is not None and path.exists() else GateJson(exit_code=code))
     return code
 
 

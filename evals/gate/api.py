@@ -29,6 +29,7 @@ from evals.gate.run import AgentSpec, Prepared, agents_for, confirm_async, execu
 from evals.jobs.runner import Settings
 from evals.jobs.target import TargetOptions, _is_async_callable
 from evals.record.results import Record, save_record
+from evals.record.summaries import VersionSummary
 from evals.sources.dataset import DatasetError
 from evals.sources.row_sources import JsonlSource, ListSource, RowSource
 from evals.verdict.decide import Verdict
@@ -55,9 +56,9 @@ class GateResult(BaseModel):
         return self.verdict.exit_code == 0
 
     @property
-    def summary(self) -> dict:
-        """The candidate's per-scorer and per-row numbers, as the tables print them."""
-        return self.record.summary.get(self.record.meta.version, {})
+    def summary(self) -> VersionSummary | None:
+        """The candidate's per-scorer and per-row numbers, as the tables print them (None: no runs)."""
+        return self.record.summary.get(self.record.meta.version)
 
     def __repr_args__(self):  # a notebook shows the verdict, not every stored Turn
         yield "exit_code", self.exit_code

@@ -9,15 +9,16 @@ from evals.verdict.reference import Reference
 
 def add_judge_correction(record) -> str | None:
     """policy_judge reported twice: raw, and bias-corrected with the stored calibration."""
+    from evals.record.summaries import Correction
     from evals.scoring.judge_correction import corrected, judge_warning, load_calibration
 
     cal = load_calibration()
     warning = judge_warning(record.meta.judge, cal)
     if cal is not None and cal.get("judge") == record.meta.judge:
         for summary in record.summary.values():
-            s = summary.get("scorers", {}).get("policy_judge") if isinstance(summary, dict) else None
-            if s and s["n"]:
-                s["corrected"] = corrected(s["passed"], s["n"], cal)
+            s = summary.scorers.get("policy_judge")
+            if s is not None and s.n:
+                s.corrected = Correction.model_validate(corrected(s.passed, s.n, cal))
     return warning
 
 
@@ -47,6 +48,7 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
     record.meta.interrupted = not completed
     record.runs.sort(key=lambda r: (r.version != record.meta.version, r.row_id, r.trial))
     record.summary = summarise_record(record, {n: s.bar for n, s in registry.items()})
+    record.verdict = None  # decided below, from these runs (a resumed record's old one is void)
     save_record(record, path)
     if not completed:
         console.print(f"[yellow]interrupted[/]: {len(record.runs)} runs kept in {path} "
@@ -72,7 +74,7 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
         print_comparison(record.comparison)
     for note in verdict.notes:
         console.print(f"note: {note}", markup=False)
-    record.summary["verdict"] = stored(verdict)
+    record.verdict = stored(verdict)
     save_record(record, path)
     append_step_summary(markdown(cand, job_label(record, record.meta.version), verdict.line))
     colour = "green" if verdict.exit_code == 0 else "red"

@@ -61,7 +61,7 @@ def check_reruns(record: Record, path: Any = None, reference: Any = False) -> No
 def recompute(record: Record, path: Any = None):
     """Replace record.summary (and .comparison) with what the runs say, and return the verdict
     (an evals.verdict.decide.Verdict). An incomplete record gets no verdict: exit code 2 and the line
-    `incomplete: N of M runs`, and no summary["verdict"], as an interrupted gate stores none."""
+    `incomplete: N of M runs`, and record.verdict None, as an interrupted gate stores none."""
     from evals.verdict.decide import EXIT_UNJUDGED, Verdict, decide, stored
 
     if record.meta.compared_files:
@@ -74,7 +74,7 @@ def recompute(record: Record, path: Any = None):
     m = record.meta
     registry = registry_of(m)
     record.summary = summarise_record(record, {n: s.bar for n, s in (registry or {}).items()})
-    record.comparison = None
+    record.comparison = record.verdict = None
     if line := record.incomplete():
         return Verdict(exit_code=EXIT_UNJUDGED, line=f"{line}: no verdict over part of the runs")
     reference = reference_of(record)
@@ -83,14 +83,14 @@ def recompute(record: Record, path: Any = None):
     cand = record.summary[m.version]
     if m.baseline:
         record.comparison = compare(record.runs_for(m.baseline), record.runs_for(m.version),
-                                    list(registry or cand["scorers"]), baseline=m.baseline, candidate=m.version)
+                                    list(registry or cand.scorers), baseline=m.baseline, candidate=m.version)
     verdict = decide(cand, reference, registry, comparison=record.comparison,
                      fail_on_regression=fail_on_regression(m))
     apply(cand, verdict)
     if m.baseline:
         base = record.summary[m.baseline]
         apply(base, decide(base, reference, registry))
-    record.summary["verdict"] = stored(verdict)
+    record.verdict = stored(verdict)
     return verdict
 
 
@@ -111,7 +111,7 @@ def _comparison(record: Record):
     names = scorer_names(cand_runs) + [n for n in scorer_names(base_runs) if n not in scorer_names(cand_runs)]
     record.comparison = compare(base_runs, cand_runs, names, baseline=base, candidate=cand)
     verdict = decide(record.summary[cand], comparison=record.comparison, fail_on_regression=fail_on_regression(m))
-    record.summary["verdict"] = stored(verdict)
+    record.verdict = stored(verdict)
     return verdict
 
 

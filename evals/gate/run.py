@@ -33,6 +33,7 @@ from evals.jobs.target import (
     version_of,
 )
 from evals.record.results import Meta, Record, RunResult
+from evals.record.summaries import ConfirmationSummary, VersionSummary
 from evals.sources.dataset import Row
 from evals.sources.row_sources import Loaded, RowSource
 from evals.verdict.summary import summarise
@@ -100,22 +101,22 @@ def agents_from_meta(meta: Meta) -> list[AgentSpec]:
     return agents_for(meta.agent, options, meta.baseline)
 
 
-def summarise_record(record: Record, bars: dict[str, float]) -> dict:
+def summarise_record(record: Record, bars: dict[str, float]) -> dict[str, VersionSummary]:
     """Each version's summary of its planned runs; the candidate's also holds its confirmation
-    reruns' numbers (summary["confirmation"]) when the gate made them."""
+    reruns' numbers (.confirmation) when the gate made them."""
     rows = record.row_by_id()
     out = {v: summarise(record.runs_for(v), rows, bars, record.meta.trials) for v in record.meta.versions}
     conf = record.meta.confirm
+    cand = out[record.meta.version]
     if conf and conf.get("enabled") and not conf.get("skipped"):
         reruns = record.runs_for(record.meta.version, "confirm")
         part = summarise(reruns, rows, bars, record.meta.trials)
-        runs = out[record.meta.version]["runs"]
-        part.update({"rows": len(conf.get("rows") or {}), "runs": len(reruns),
-                     "planned": sum(len(v) for v in (conf.get("rows") or {}).values()),
-                     "share": len(reruns) / runs if runs else None})
-        out[record.meta.version]["confirmation"] = part
+        cand.confirmation = ConfirmationSummary.of(
+            part, rows=len(conf.get("rows") or {}), runs=len(reruns),
+            planned=sum(len(v) for v in (conf.get("rows") or {}).values()),
+            share=len(reruns) / cand.runs if cand.runs else None)
     elif conf and conf.get("skipped"):
-        out[record.meta.version]["confirm_skipped"] = conf["skipped"]
+        cand.confirm_skipped = conf["skipped"]
     return out
 
 
@@ -193,8 +194,7 @@ async def confirm_async(record: Record, reference: Any, settings: Settings, path
         return True
     bars = record.meta.thresholds
     cand = summarise(record.runs_for(record.meta.version), record.row_by_id(), bars, record.meta.trials)
-    below = [n for n, x in cand["scorers"].items() if x["n"] and n in bars and x["mean"] < bars[n] - 1e-12]
-    plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=below)
+    plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars))
     conf["rows"] = plan
     have = {(r.row_id, r.trial) for r in record.runs_for(record.meta.version, "confirm")}
     rows = {r["id"]: r for r in record.rows}
@@ -233,8 +233,7 @@ def confirm_problem(record: Record, reference: Any) -> str | None:
         return f"{len(extra)} confirmation rerun(s) the record did not plan, e.g. {extra[0]}" if extra else None
     bars = record.meta.thresholds
     cand = summarise(record.runs_for(record.meta.version), record.row_by_id(), bars, record.meta.trials)
-    below = [n for n, x in cand["scorers"].items() if x["n"] and n in bars and x["mean"] < bars[n] - 1e-12]
-    plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=below)
+    plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars))
     want = Counter((rid, s) for rid, seeds in plan.items() for s in seeds)
     if {k: sorted(v) for k, v in (conf.get("rows") or {}).items()} != {k: sorted(v) for k, v in plan.items()}:
         return "meta.confirm.rows is not the plan its planned runs call for"

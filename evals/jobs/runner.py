@@ -17,7 +17,7 @@ from evals.core.faults import job_fault
 from evals.core.scrubbing import scrub, secret_values
 from evals.core.turn import Turn
 from evals.jobs.target import model_of, name_of, target_inputs, version_of
-from evals.record.results import RunResult, Verdict
+from evals.record.results import RunResult, ScorerVerdict
 from evals.sources.dataset import Row, row_to_datapoint
 
 if TYPE_CHECKING:  # evaluatorq costs ~1.5 s to import: only when a run starts
@@ -154,18 +154,18 @@ def collect(result, plan: Plan, scorer_names: list[str], jobs: dict[str, str]) -
             s = scores.get(name)
             if s is None:
                 why = f"scorer did not run ({jr.error})" if jr.error else "scorer did not run"
-                verdicts[name] = Verdict(passed=False, explanation=scrub(why, secrets))
+                verdicts[name] = ScorerVerdict(passed=False, explanation=scrub(why, secrets))
             elif s.error:
-                verdicts[name] = Verdict(passed=False, explanation=scrub(f"scorer raised: {s.error}", secrets))
+                verdicts[name] = ScorerVerdict(passed=False, explanation=scrub(f"scorer raised: {s.error}", secrets))
             else:
-                verdicts[name] = Verdict(passed=s.score.pass_, explanation=scrub(s.score.explanation or "", secrets))
+                verdicts[name] = ScorerVerdict(passed=s.score.pass_, explanation=scrub(s.score.explanation or "", secrets))
         runs.append(RunResult(row_id=row.id, trial=trial, seed=trial, version=version, job=jr.job_name,
                               turn=turn, verdicts=verdicts))
     if result.error:  # the datapoint failed before any job ran: every version fails it
         for job_name, version in jobs.items():
             runs.append(RunResult(row_id=row.id, trial=trial, seed=trial, version=version, job=job_name,
                                   turn=failed_turn(version, "unknown", trial, f"row failed: {result.error}"),
-                                  verdicts={n: Verdict(passed=False, explanation=f"row failed: {result.error}")
+                                  verdicts={n: ScorerVerdict(passed=False, explanation=f"row failed: {result.error}")
                                             for n in scorer_names}))
     return runs
 

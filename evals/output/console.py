@@ -10,9 +10,14 @@ import contextlib
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from evals.record.summaries import VersionSummary
 
 PIPE_WIDTH = 200  # columns when not a terminal: wide enough for whole names, tables stay compact
 
@@ -43,8 +48,9 @@ def use_stderr():
 
 
 def print_json(data) -> None:
-    """A JSON document on stdout, one line, for scripts."""
-    sys.stdout.write(json.dumps(data, default=str) + "\n")
+    """A JSON document on stdout, one line, for scripts (a pydantic model as it serialises itself)."""
+    text = data.model_dump_json(by_alias=True) if isinstance(data, BaseModel) else json.dumps(data, default=str)
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 
@@ -52,32 +58,31 @@ def _pct(v) -> str:
     return "-" if v is None else f"{v:.3f}"
 
 
-def print_summary(summary: dict, label: str, *, max_failing: int = 15) -> None:
+def print_summary(summary: VersionSummary, label: str, *, max_failing: int = 15) -> None:
     """`label` names what ran (the job name, e.g. refund-agent@v3)."""
-    trials = summary["trials"]
-    t = Table(title=f"{label}: {summary['rows']} rows x {trials} trial(s), "
-                    f"{summary['runs']} runs, {summary['agent_errors']} agent errors")
-    accepted = any(s.get("accepted") is not None for s in summary["scorers"].values())
+    trials = summary.trials
+    t = Table(title=f"{label}: {summary.rows} rows x {trials} trial(s), "
+                    f"{summary.runs} runs, {summary.agent_errors} agent errors")
+    accepted = any(s.accepted is not None for s in summary.scorers.values())
     cols = ("scorer", "mean", "95% CI", "n", "bar") + (("accepted", "bar at n", "p") if accepted else ()) + ("verdict",)
     for col in cols:
         t.add_column(col, justify="left" if col == "scorer" else "right")
     if trials > 1:
         t.add_column(f"pass@{trials}", justify="right")
         t.add_column(f"pass^{trials}", justify="right")
-    for name, s in summary["scorers"].items():
-        verdict = "n/a" if s["ok"] is None else "[green]pass[/]" if s["ok"] else "[red]FAIL[/]"
-        cells = [name, _pct(s["mean"]), f"{s['low']:.2f}-{s['high']:.2f}", str(s["n"]),
-                 "-" if s["bar"] is None else f"{s['bar']:.2f}"]
+    for name, s in summary.scorers.items():
+        verdict = "n/a" if s.ok is None else "[green]pass[/]" if s.ok else "[red]FAIL[/]"
+        cells = [name, _pct(s.mean), f"{s.low:.2f}-{s.high:.2f}", str(s.n), "-" if s.bar is None else f"{s.bar:.2f}"]
         if accepted:  # the accepted run on these rows, the bar that implies at this many runs, one-sided p
-            p = s.get("p_value")
-            cells += [_pct(s.get("accepted")), _pct(s.get("gate_bar")), "-" if p is None else f"{p:.2g}"]
+            p = s.p_value
+            cells += [_pct(s.accepted), _pct(s.gate_bar), "-" if p is None else f"{p:.2g}"]
         cells.append(verdict)
         if trials > 1:
-            cells += [_pct(s.get(f"pass@{trials}")), _pct(s.get(f"pass^{trials}"))]
+            cells += [_pct(s.pass_at_k), _pct(s.pass_hat_k)]
         t.add_row(*cells)
-        if corr := s.get("corrected"):
-            t.add_row(f"  {name} (bias-corrected)", _pct(corr["theta"]), f"{corr['low']:.2f}-{corr['high']:.2f}",
-                      str(s["n"]), "", *([""] * (3 if accepted else 0)), "info", *([""] * (2 if trials > 1 else 0)))
+        if corr := s.corrected:
+            t.add_row(f"  {name} (bias-corrected)", _pct(corr.theta), f"{corr.low:.2f}-{corr.high:.2f}",
+                      str(s.n), "", *([""] * (3 if accepted else 0)), "info", *([""] * (2 if trials > 1 else 0)))
     console.print(t)
     kinds = Table(title="by row kind (a run passes when every scorer that applies passes)")
     kinds.add_column("kind")
@@ -86,34 +91,33 @@ def print_summary(summary: dict, label: str, *, max_failing: int = 15) -> None:
     if trials > 1:
         kinds.add_column(f"pass@{trials}", justify="right")
         kinds.add_column(f"pass^{trials}", justify="right")
-    for kind, k in summary["by_kind"].items():
-        kinds.add_row(kind, str(k["rows"]), _pct(k["pass@1"]),
-                      *([_pct(k[f"pass@{trials}"]), _pct(k[f"pass^{trials}"])] if trials > 1 else []))
+    for kind, k in summary.by_kind.items():
+        kinds.add_row(kind, str(k.rows), _pct(k.pass_at_1), *([_pct(k.pass_at_k), _pct(k.pass_hat_k)] if trials > 1 else []))
     console.print(kinds)
-    failing = summary["failing"]
+    failing = summary.failing
     if failing:
         console.print(f"[bold]failing runs ({len(failing)}), first reason each:[/]")
         for f in failing[:max_failing]:
-            console.print(f"  {f['row_id']}#{f['trial']}  {f['scorer']}: {f['explanation']}", markup=False)
+            console.print(f"  {f.row_id}#{f.trial}  {f.scorer}: {f.explanation}", markup=False)
         if len(failing) > max_failing:
             console.print(f"  ... and {len(failing) - max_failing} more (python evals/show.py <results> ROW_ID)")
 
 
-def markdown(summary: dict, label: str, verdict_line: str) -> str:
-    trials = summary["trials"]
+def markdown(summary: VersionSummary, label: str, verdict_line: str) -> str:
+    trials = summary.trials
     head = "| scorer | mean | 95% CI | n | bar | verdict |" + (f" pass@{trials} | pass^{trials} |" if trials > 1 else "")
     lines = [f"### {label}: {verdict_line}", "", head,
              "|" + "---|" * (head.count("|") - 1)]
-    for name, s in summary["scorers"].items():
-        verdict = "n/a" if s["ok"] is None else "pass" if s["ok"] else "**FAIL**"
-        row = (f"| {name} | {_pct(s['mean'])} | {s['low']:.2f}-{s['high']:.2f} | {s['n']} | "
-               f"{'-' if s['bar'] is None else format(s['bar'], '.2f')} | {verdict} |")
+    for name, s in summary.scorers.items():
+        verdict = "n/a" if s.ok is None else "pass" if s.ok else "**FAIL**"
+        row = (f"| {name} | {_pct(s.mean)} | {s.low:.2f}-{s.high:.2f} | {s.n} | "
+               f"{'-' if s.bar is None else format(s.bar, '.2f')} | {verdict} |")
         if trials > 1:
-            row += f" {_pct(s.get(f'pass@{trials}'))} | {_pct(s.get(f'pass^{trials}'))} |"
+            row += f" {_pct(s.pass_at_k)} | {_pct(s.pass_hat_k)} |"
         lines.append(row)
-    if summary["failing"]:
+    if summary.failing:
         lines += ["", "<details><summary>failing runs</summary>", ""]
-        lines += [f"- `{f['row_id']}#{f['trial']}` {f['scorer']}: {f['explanation']}" for f in summary["failing"][:50]]
+        lines += [f"- `{f.row_id}#{f.trial}` {f.scorer}: {f.explanation}" for f in summary.failing[:50]]
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
 

@@ -64,7 +64,7 @@ def verdict_html(line: str, limit: int = 10) -> str:
 
 
 def verdict_of(record: Record) -> tuple[str, str]:
-    """(css class, line): the verdict in the record's summary as the gate (or report.py, which
+    """(css class, line): the record's verdict as the gate (or report.py, which
     recomputes it from the runs first: evals/gate/recheck.py) put it there, else evals.verdict.decide.decide
     on the summary and bars (the same decision the gate makes; no second rule here). An
     incomplete record has none: `incomplete: N of M runs`."""
@@ -72,21 +72,19 @@ def verdict_of(record: Record) -> tuple[str, str]:
 
     if line := record.incomplete():
         return "unjudged", f"{line}: no verdict over part of the runs"
-    stored = record.summary.get("verdict") if isinstance(record.summary.get("verdict"), dict) else None
-    if stored and "line" in stored:
-        code = stored.get("exit_code")
-    else:
+    verdict = record.verdict
+    if verdict is None:
         bars = record.meta.thresholds or {}
         registry = {n: SimpleNamespace(bar=b) for n, b in bars.items()} if bars else None
-        v = decide(record, None, registry)
-        code, stored = v.exit_code, {"line": v.line}
-    return ("pass" if code == 0 else "fail" if code == 1 else "unjudged"), stored["line"]
+        verdict = decide(record, None, registry)
+    code = verdict.exit_code
+    return ("pass" if code == 0 else "fail" if code == 1 else "unjudged"), verdict.line
 
 
 def means_chart_data(record: Record) -> list[dict]:
     """One entry per (scorer, version), the versions of a scorer next to each other."""
     versions = versions_of(record)
-    per_version = {v: (record.summary.get(v) or {}).get("scorers") or {} for v in versions}
+    per_version = {v: s.scorers if (s := record.summary.get(v)) is not None else {} for v in versions}
     names = [n for v in versions for n in per_version[v]]
     data = []
     for name in dict.fromkeys(names):
@@ -95,14 +93,13 @@ def means_chart_data(record: Record) -> list[dict]:
             if s is None:
                 continue
             label = name if not record.meta.baseline else f"{name} · {version}"
-            data.append({"scorer": name, "version": version, "label": label, "mean": s.get("mean"),
-                         "low": s.get("low"), "high": s.get("high"), "bar": s.get("bar"), "n": s.get("n"),
-                         "estimate": "raw"})
-            corr = s.get("corrected")
-            if isinstance(corr, dict) and corr.get("theta") is not None:
+            data.append({"scorer": name, "version": version, "label": label, "mean": s.mean,
+                         "low": s.low, "high": s.high, "bar": s.bar, "n": s.n, "estimate": "raw"})
+            corr = s.corrected
+            if corr is not None and corr.theta is not None:
                 data.append({"scorer": name, "version": version, "label": f"{label} (bias-corrected)",
-                             "mean": corr["theta"], "low": corr.get("low"), "high": corr.get("high"),
-                             "bar": s.get("bar"), "n": s.get("n"), "estimate": "bias-corrected"})
+                             "mean": corr.theta, "low": corr.low, "high": corr.high,
+                             "bar": s.bar, "n": s.n, "estimate": "bias-corrected"})
     return data
 
 
@@ -160,25 +157,25 @@ def diff_spec(comparison: dict) -> dict:
 
 
 def scorer_table(record: Record) -> str:
-    summary = record.summary.get(record.meta.version) or {}
+    summary = record.summary.get(record.meta.version)
     trials = record.meta.trials
     head = ["scorer", "mean", "95% CI", "n", "n/a", "bar", "verdict"] + (
         [f"pass@{trials}", f"pass^{trials}"] if trials > 1 else [])
     out = ["<table class='scorers'><thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
-    for name, s in (summary.get("scorers") or {}).items():
-        ok = s.get("ok")
+    for name, s in (summary.scorers if summary is not None else {}).items():
+        ok = s.ok
         mark = ("<span class='na'>n/a</span>" if ok is None else
                 "<span class='ok'>pass</span>" if ok else "<span class='bad'>FAIL</span>")
-        cells = [escape(name), _f(s.get("mean")), f"{_f(s.get('low'), '.2f')}-{_f(s.get('high'), '.2f')}",
-                 escape(str(s.get("n"))), escape(str(s.get("na", 0))), _f(s.get("bar"), ".2f"), mark]
+        cells = [escape(name), _f(s.mean), f"{_f(s.low, '.2f')}-{_f(s.high, '.2f')}",
+                 escape(str(s.n)), escape(str(s.na)), _f(s.bar, ".2f"), mark]
         if trials > 1:
-            cells += [_f(s.get(f"pass@{trials}")), _f(s.get(f"pass^{trials}"))]
+            cells += [_f(s.pass_at_k), _f(s.pass_hat_k)]
         out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-        corr = s.get("corrected")
-        if isinstance(corr, dict):
-            cells = [f"&nbsp;&nbsp;{escape(name)} (bias-corrected)", _f(corr.get("theta")),
-                     f"{_f(corr.get('low'), '.2f')}-{_f(corr.get('high'), '.2f')}", "", "", "",
-                     f"<span class='na' title='{escape(str(corr.get('method', '')), quote=True)}'>info</span>"]
+        corr = s.corrected
+        if corr is not None:
+            cells = [f"&nbsp;&nbsp;{escape(name)} (bias-corrected)", _f(corr.theta),
+                     f"{_f(corr.low, '.2f')}-{_f(corr.high, '.2f')}", "", "", "",
+                     f"<span class='na' title='{escape(corr.method, quote=True)}'>info</span>"]
             cells += [""] * (2 if trials > 1 else 0)
             out.append("<tr class='corrected'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     out.append("</tbody></table>")

@@ -98,9 +98,9 @@ def build_junit(record: Record, verdict: Verdict, *, results: str | Path | None 
         ("rows.regressed", ",".join(x.row_id for x in verdict.regressed if x.kind == "row")),
         ("rows.flaky", ",".join(x.row_id for x in verdict.flaky if x.kind == "row")),
     ]
-    if verdict.confirmation:
-        props += [("confirmation.rows", verdict.confirmation.get("rows", 0)),
-                  ("confirmation.runs", verdict.confirmation.get("runs", 0))]
+    if verdict.confirmation is not None:
+        props += [("confirmation.rows", verdict.confirmation.rows),
+                  ("confirmation.runs", verdict.confirmation.runs)]
     for name, s in verdict.scorers.items():
         state = "n/a" if s.ok is None else "pass" if s.ok else "FAIL"
         mean = "-" if s.mean is None else f"{s.mean:.3f}"

@@ -72,10 +72,10 @@ def pr_comment(record: Record, verdict: Verdict, *, results: str | Path | None =
         out += ["", f"**Insufficient data ({len(verdict.insufficient)})**: flagged, nothing could confirm it", ""]
         out += _listed([_cell(x.line) for x in verdict.insufficient], "rows")
     c = verdict.confirmation
-    if c:
-        share = f" (+{c['share']:.0%} of the gate's runs)" if c.get("share") else ""
-        out += ["", f"**Confirmation cost**: {c.get('rows', 0)} flagged row(s) rerun on fresh seeds, "
-                    f"{c.get('runs', 0)} runs{share}"]
+    if c is not None:
+        share = f" (+{c.share:.0%} of the gate's runs)" if c.share else ""
+        out += ["", f"**Confirmation cost**: {c.rows} flagged row(s) rerun on fresh seeds, "
+                    f"{c.runs} runs{share}"]
     elif verdict.exit_code != 2:
         out += ["", "**Confirmation cost**: no reruns"]
     text = "\n".join(out) + "\n"

@@ -14,19 +14,26 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evals.core.errors import RecordError
 from evals.core.turn import Turn
+from evals.record.summaries import StoredVerdict, VersionSummary
 
-SCHEMA = "northwind-evals/results@2"  # @2: the record carries its plan and a digest (see RecordPlan)
+# @2: the record carries its plan and a digest (see RecordPlan); @3: the summary is labelled
+# (evals/record/summaries.py) and the verdict is a field of its own. Both read @2 and @1 files.
+SCHEMA = "northwind-evals/results@3"
 LEGACY_SCHEMAS = ("northwind-evals/results@1",)  # written before plans: runs checked against rows x seeds only
 
 
-class Verdict(BaseModel):
+class ScorerVerdict(BaseModel):
+    """One scorer's verdict on one run."""
     model_config = ConfigDict(extra="forbid")
     passed: bool | None  # None: the scorer had nothing to check on this row (n/a)
     explanation: str
+
+
+Verdict = ScorerVerdict  # the old name, still imported by evals/scoring and evals/simulation
 
 
 class RunResult(BaseModel):
@@ -38,7 +45,7 @@ class RunResult(BaseModel):
     version: str
     job: str
     turn: Turn
-    verdicts: dict[str, Verdict] = Field(default_factory=dict)
+    verdicts: dict[str, ScorerVerdict] = Field(default_factory=dict)
     stage: str = "gate"  # "gate": a planned (row, seed); "confirm": a rerun of a flagged row (evals/verdict/confirm.py)
 
     @property
@@ -120,9 +127,21 @@ class Record(BaseModel):
     plan: RecordPlan | None = None  # None only in memory before the first save, or in a results@1 file
     rows: list[dict[str, Any]]
     runs: list[RunResult] = Field(default_factory=list)
-    summary: dict[str, Any] = Field(default_factory=dict)  # derived: readers recompute it (evals/gate/recheck.py)
-    comparison: dict[str, Any] | None = None  # derived, as summary
+    # derived from the runs, outside the digest: every reader recomputes them (evals/gate/recheck.py)
+    summary: dict[str, VersionSummary] = Field(default_factory=dict)  # version -> its numbers
+    verdict: StoredVerdict | None = None  # the gate's verdict; None: not decided (interrupted, incomplete)
+    comparison: dict[str, Any] | None = None  # candidate against baseline (evals/verdict/comparison.py)
     digest: str | None = None  # sha256 over meta, plan, rows and runs as written (save_record)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_in_summary(cls, data: Any) -> Any:
+        """A results@2 file keeps the verdict beside the versions, as summary["verdict"]."""
+        if isinstance(data, dict) and isinstance(summary := data.get("summary"), dict) and "verdict" in summary:
+            summary = dict(summary)
+            verdict = summary.pop("verdict")
+            data = {**data, "summary": summary, "verdict": data.get("verdict", verdict)}
+        return data
 
     def runs_for(self, version: str, stage: str = "gate") -> list[RunResult]:
         """One version's runs of one stage: the planned runs by default, "confirm" for the reruns."""
@@ -173,8 +192,8 @@ def row_sha256(row: dict[str, Any]) -> str:
 
 def digest_of(data: dict[str, Any]) -> str:
     """sha256 over meta, plan and rows of a record as JSON, then each run's sha256, in order
-    (summary and comparison are derived from these and recomputed by every reader, so they are
-    left out). Canonical JSON (sorted keys, no spaces), so re-indenting a file keeps it."""
+    (summary, verdict and comparison are derived from these and recomputed by every reader, so
+    they are left out). Canonical JSON (sorted keys, no spaces), so re-indenting a file keeps it."""
     h = hashlib.sha256(_canonical({k: data.get(k) for k in ("meta", "plan", "rows")}))
     for run in data.get("runs") or []:
         h.update(hashlib.sha256(_canonical(run)).digest())

@@ -26,10 +26,12 @@ import hashlib
 from dataclasses import dataclass, field
 from math import comb, exp, log
 
+from evals.record.summaries import ANY as SUMMARY_ANY
+from evals.record.summaries import CellCounts, RunCount
 from evals.verdict.reference import PRIOR, Reference
 from evals.verdict.stats import beta_binomial_pmf, beta_binomial_sf, sum_upper_tails
 
-ANY = "*"  # the unit "some scorer failed in this run"
+ANY = SUMMARY_ANY  # the unit "some scorer failed in this run"
 SCREEN_P = 0.3  # stage 1 flags a row's unit at or below this tail p (liberal: stage 2 decides)
 SCREEN_P_AGG = 0.02  # stage 1 flags a scorer's total at or below this tail p
 ALPHA = 0.005  # family-wise false-confirmation rate of stage 2 (Holm over the flagged family)
@@ -62,11 +64,11 @@ def accepted_units(reference: Reference, row_id: str) -> dict[str, Counts]:
     return out
 
 
-def observed_units(cells: dict[str, list[int]] | None, failed_runs: list[int] | None) -> dict[str, Counts]:
+def observed_units(cells: dict[str, CellCounts] | None, failed_runs: RunCount | None) -> dict[str, Counts]:
     """A gate's (or its reruns') failures per unit of one row, from the summary's numbers."""
-    out = {name: Counts(c[1], c[0] + c[1]) for name, c in (cells or {}).items()}
-    if failed_runs:
-        out[ANY] = Counts(failed_runs[1], failed_runs[0])
+    out = {name: Counts(c.failed, c.applicable) for name, c in (cells or {}).items()}
+    if failed_runs is not None:
+        out[ANY] = Counts(failed_runs.failed, failed_runs.runs)
     return out
 
 
@@ -142,9 +144,9 @@ class Screen:
         return sum(self.reruns.values())
 
 
-def screen(cells: dict, failed_runs: dict, reference: Reference, trials: int,
+def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCount], reference: Reference, trials: int,
            below_bar: set[str] | frozenset[str] = frozenset()) -> Screen:
-    """Stage 1 over a gate's summary numbers (summary["cells"], summary["failed_runs"]).
+    """Stage 1 over a gate's summary numbers (VersionSummary.cells and .failed_runs).
     below_bar: scorers whose mean is below their bar; each is flagged in aggregate, so that a bar
     breached by a fluke (a rare failure on a row that never failed in 20 accepted runs) is not
     a red light unless the reruns of its rows confirm it."""
@@ -242,7 +244,8 @@ def holm(ps: list[float], alpha: float) -> list[bool]:
     return out
 
 
-def judge(found: Screen, reference: Reference, confirm_cells: dict | None, confirm_failed: dict | None) -> list[Judged]:
+def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str, CellCounts]] | None,
+          confirm_failed: dict[str, RunCount] | None) -> list[Judged]:
     """Stage 2: each flagged row's reruns against its accepted units, each flagged aggregate's
     reruns summed over its rows; Holm over the family at ALPHA. Without reruns for a member
     (none were made: --no-confirm, a regrade that flags a new row), it is judged on stage 1 at

@@ -19,10 +19,19 @@ Exit 2: nothing to judge (no runs, interrupted, a scorer with no bar).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
+from evals.record.results import Record
+from evals.record.summaries import (
+    CellCounts,
+    FlaggedRow,
+    RunCount,
+    StoredVerdict,
+    Tally,
+    VersionSummary,
+)
 from evals.verdict.confirm import (
     ALPHA,
     ALPHA_ONE_STAGE,
@@ -44,6 +53,7 @@ EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
 ALPHA_MEANS = SCREEN_P_AGG  # where a scorer's total is flagged for reruns (its gate_bar)
 ALPHA_ROWS = ALPHA_RUNS = ALPHA  # the confirmation family's level (names kept for old callers)
 ROW_P_CAP = 0.05
+_T = TypeVar("_T", bound=Tally)
 
 
 class ScorerResult(BaseModel):
@@ -58,51 +68,12 @@ class ScorerResult(BaseModel):
     reason: str | None = None
 
 
-class FlaggedRow(BaseModel):
-    """A row (or a scorer's total over rows) stage 1 flagged, and what its reruns said."""
-    row_id: str  # the row, or for an aggregate flag the scorer ("*": runs failing some scorer)
-    kind: str = "row"  # "row" or "aggregate"
-    status: str  # "regressed" (confirmed; fails the gate), "flaky" (not confirmed), "insufficient data"
-    scorers: list[str]  # the units that flagged it: scorer names, "*" for "some scorer"
-    accepted: dict[str, Any] = Field(default_factory=dict)  # per unit: failed / runs in the accepted run
-    first: dict[str, Any] = Field(default_factory=dict)  # per unit: failed / runs in this gate
-    reruns: dict[str, Any] = Field(default_factory=dict)  # per unit: failed / runs on the confirmation seeds
-    p_first: float  # stage 1 (screening) p
-    p_value: float | None  # stage 2 (on the reruns alone); None: judged in one stage
-    rows: list[str] = Field(default_factory=list)  # an aggregate's rows (rerun)
-    line: str
-
-    @property
-    def scorer(self) -> str:
-        return ", ".join(unit_label(u) for u in self.scorers)
-
-
 RegressedRow = FlaggedRow  # the name earlier versions used
 
 
-class Verdict(BaseModel):
-    exit_code: int
-    line: str  # the headline, then one reason per line (see lines())
-    reasons: list[str] = Field(default_factory=list)
+class Verdict(StoredVerdict):
+    """decide()'s verdict: the stored verdict (evals/record/summaries.py) and each scorer's result."""
     scorers: dict[str, ScorerResult] = Field(default_factory=dict)
-    regressed: list[FlaggedRow] = Field(default_factory=list)  # confirmed: each fails the gate
-    flaky: list[FlaggedRow] = Field(default_factory=list)  # flagged, not confirmed by the reruns
-    insufficient: list[FlaggedRow] = Field(default_factory=list)  # flagged, nothing to confirm with
-    notes: list[str] = Field(default_factory=list)
-    confirmation: dict[str, Any] | None = None  # what the reruns cost: rows, runs, model calls
-    critical_p: float | None = None  # kept for old readers; the two-stage gate has no single critical p
-
-    @property
-    def headline(self) -> str:
-        return self.line.splitlines()[0] if self.line else ""
-
-    def lines(self, limit: int = 10, results: str | None = None) -> list[str]:
-        """The headline and at most `limit` reasons, one per line; the rest counted, with where to see them."""
-        out = [self.headline] + [f"  - {r}" for r in self.reasons[:limit]]
-        if len(self.reasons) > limit:
-            where = f"python evals/show.py {results} --verdict" if results else "the results file"
-            out.append(f"  ... and {len(self.reasons) - limit} more (see {where})")
-        return out
 
 
 def _p(p: float) -> str:
@@ -122,7 +93,7 @@ def row_line(row_id: str, scorer: str, ref: list[int], now: list[int], p: float)
             f"failed {now[1]}/{runs_now} now (p = {_p(p)})")
 
 
-def mean_test(name: str, cells: dict, reference: Reference, alpha: float) -> dict | None:
+def mean_test(name: str, cells: dict[str, dict[str, CellCounts]], reference: Reference, alpha: float) -> dict | None:
     """Failures now against the accepted per-row failure rates, over the rows both have.
     Under "nothing changed" each row's failures follow a Beta-binomial from its accepted
     counts (Jeffreys prior: the rate is uncertain, a never-failing row may still fail); the
@@ -134,11 +105,10 @@ def mean_test(name: str, cells: dict, reference: Reference, alpha: float) -> dic
         now, ref = per.get(name), ref_row.cells.get(name) if ref_row else None
         if now is None or ref is None or ref.runs == 0:
             continue
-        runs = sum(now)
-        pmfs.append(beta_binomial_pmf(runs, ref.failed + PRIOR, ref.runs - ref.failed + PRIOR))
-        expected += runs * ref.failed / ref.runs
-        failed += now[1]
-        applicable += now[0] + now[1]
+        pmfs.append(beta_binomial_pmf(now.runs, ref.failed + PRIOR, ref.runs - ref.failed + PRIOR))
+        expected += now.runs * ref.failed / ref.runs
+        failed += now.failed
+        applicable += now.applicable
     if applicable == 0:
         return None
     cap = min(sum(len(p) - 1 for p in pmfs), max(failed, int(3 * expected) + 12))
@@ -149,14 +119,14 @@ def mean_test(name: str, cells: dict, reference: Reference, alpha: float) -> dic
             "gate_bar": 1 - (k_crit - 1) / applicable, "mean": 1 - failed / applicable}
 
 
-def runs_test(summary: dict, reference: Reference, trials: int, alpha: float = SCREEN_P_AGG) -> dict | None:
+def runs_test(summary: Tally, reference: Reference, trials: int, alpha: float = SCREEN_P_AGG) -> dict | None:
     """Stage 1's failing-runs screen on its own: the runs that failed some scorer, summed over
     the rows the reference holds, against the exact Beta-binomial sum of their accepted rates.
     'worse' means flagged (p <= alpha): the gate reruns its rows and decides on the reruns."""
-    failed_runs = {rid: v for rid, v in (summary.get("failed_runs") or {}).items() if rid in reference.rows}
+    failed_runs = {rid: v for rid, v in summary.failed_runs.items() if rid in reference.rows}
     if not failed_runs:
         return None
-    parts = [(Counts(f, n), accepted_units(reference, rid)[ANY]) for rid, (n, f) in failed_runs.items()
+    parts = [(Counts(c.failed, c.runs), accepted_units(reference, rid)[ANY]) for rid, c in failed_runs.items()
              if ANY in accepted_units(reference, rid)]
     p = aggregate_p(parts)
     failed = sum(n.failed for n, _ in parts)
@@ -167,11 +137,13 @@ def runs_test(summary: dict, reference: Reference, trials: int, alpha: float = S
             "reason": f"failing runs: {note}"}
 
 
-def _rarest(cells: dict, reference: Reference, rows: frozenset[str], k: int = 3) -> list[str]:
+def _rarest(cells: dict[str, dict[str, CellCounts]], reference: Reference, rows: frozenset[str],
+            k: int = 3) -> list[str]:
     """The failures now that the accepted run had least often: where to look first."""
     found = []
     for rid in rows:
-        for name, (_, failed, _) in (cells.get(rid) or {}).items():
+        for name, now in (cells.get(rid) or {}).items():
+            failed = now.failed
             cell = reference.rows[rid].cells.get(name)
             if failed and cell is not None:
                 found.append(((cell.failed + PRIOR) / (cell.passed + cell.failed + 2 * PRIOR), -failed, rid, name,
@@ -179,17 +151,17 @@ def _rarest(cells: dict, reference: Reference, rows: frozenset[str], k: int = 3)
     return [x[-1] for x in sorted(found)[:k]]
 
 
-def _without(part: dict, unknown: set[str]) -> dict:
+def _without(part: _T, unknown: set[str]) -> _T:
     """A summary's numbers without these scorers' verdicts."""
-    cells = {rid: {n: c for n, c in per.items() if n not in unknown} for rid, per in (part.get("cells") or {}).items()}
-    failed_runs = {rid: [runs, sum(1 for f in part.get("failing") or [] if f["row_id"] == rid
-                                   and set(f.get("failed_scorers") or [f["scorer"]]) - unknown)]
-                   for rid, (runs, _) in (part.get("failed_runs") or {}).items()}
-    return {**part, "cells": cells, "failed_runs": failed_runs}
+    cells = {rid: {n: c for n, c in per.items() if n not in unknown} for rid, per in part.cells.items()}
+    failed_runs = {rid: RunCount(runs=c.runs, failed=sum(1 for f in part.failing if f.row_id == rid
+                                                          and set(f.failed_scorers or [f.scorer]) - unknown))
+                   for rid, c in part.failed_runs.items()}
+    return part.model_copy(update={"cells": cells, "failed_runs": failed_runs})
 
 
 def _counts_text(c: dict) -> str:
-    return f"{c['failed']}/{c['runs']}"
+    return f"{c['failed']}/{c['runs']}"  # the judged detail of evals/verdict/confirm.py, plain dicts
 
 
 def _flagged(x: Judged) -> FlaggedRow:
@@ -246,52 +218,54 @@ def headline(reasons: list[str]) -> str:
     return "FAIL: " + ", ".join(parts)
 
 
-def decide(record_or_summary: Any, reference: Reference | None = None, registry: dict | None = None, *,
-           comparison: dict | None = None, fail_on_regression: bool = False, interrupted: bool = False,
-           alpha_means: float = SCREEN_P_AGG) -> Verdict:
-    """The verdict on one version's summary (or a Record: its candidate's summary).
+def decide(subject: Record | VersionSummary | None, reference: Reference | None = None,
+           registry: dict | None = None, *, comparison: dict | None = None, fail_on_regression: bool = False,
+           interrupted: bool = False, alpha_means: float = SCREEN_P_AGG) -> Verdict:
+    """The verdict on one version's summary, or on a Record's candidate (an interrupted record
+    is not judged). None: no summary (nothing ran).
 
     registry: name -> ScorerSpec with bars (evals.scoring.scorers.registry); None judges no bars
     (compare.py: only the comparison decides). reference: the accepted run, or None (bars only)."""
-    summary = record_or_summary
-    if hasattr(record_or_summary, "meta"):
-        interrupted = interrupted or record_or_summary.meta.interrupted
-        summary = record_or_summary.summary.get(record_or_summary.meta.version)
+    if isinstance(subject, Record):
+        interrupted = interrupted or subject.meta.interrupted
+        summary = subject.summary.get(subject.meta.version)
+    elif isinstance(subject, VersionSummary) or subject is None:
+        summary = subject
+    else:
+        raise TypeError(f"decide: a Record or a VersionSummary, not {type(subject).__name__}")
     if interrupted:
         return Verdict(exit_code=EXIT_UNJUDGED, line="interrupted: the run did not finish")
-    if not summary or not summary.get("runs"):
+    if summary is None or not summary.runs:
         return Verdict(exit_code=EXIT_UNJUDGED, line="no runs: nothing to judge")
-    cells: dict[str, dict[str, list[int]]] = summary.get("cells") or {}
-    failed_runs: dict[str, list[int]] = summary.get("failed_runs") or {}
-    if reference is not None and (unknown := set(summary["scorers"]) - reference.scorers()):
+    if reference is not None and (unknown := set(summary.scorers) - reference.scorers()):
         # scorers the reference does not hold (another judge's): the row and failing-runs tests leave them out
         summary = _without(summary, unknown)
-        if summary.get("confirmation"):
-            summary["confirmation"] = _without(summary["confirmation"], unknown)
-        cells, failed_runs = summary["cells"], summary["failed_runs"]
-    trials = summary.get("trials") or 1
+        if summary.confirmation is not None:
+            summary.confirmation = _without(summary.confirmation, unknown)
+    cells, failed_runs = summary.cells, summary.failed_runs
+    trials = summary.trials or 1
     reasons: list[str] = []
     notes: list[str] = []
     unjudged: list[str] = []
     results: dict[str, ScorerResult] = {}
-    names = list(summary["scorers"])
+    names = list(summary.scorers)
     per_scorer_alpha = alpha_means  # the gate_bar shown: the total at which stage 1 would flag
     if registry is not None:
         unjudged += [f"{n}: no bar" for n in names if n not in registry]
-        unjudged += [f"{n}: no verdicts" for n in registry if n not in summary["scorers"]]
+        unjudged += [f"{n}: no verdicts" for n in registry if n not in summary.scorers]
     if reference is not None:
         new = sorted(rid for rid in cells if rid not in reference.rows)
         if new:
             notes.append(f"{len(new)} row(s) not in the reference, judged by the bars only: {', '.join(new[:5])}"
                          + (" ..." if len(new) > 5 else ""))
     for name in names:
-        s = summary["scorers"][name]
+        s = summary.scorers[name]
         bar = registry[name].bar if registry is not None and name in registry else None
-        r = ScorerResult(name=name, mean=s["mean"], n=s["n"], bar=bar)
-        if registry is not None and s["n"]:
-            r.ok = s["mean"] >= bar - 1e-12 if bar is not None else None
+        r = ScorerResult(name=name, mean=s.mean, n=s.n, bar=bar)
+        if registry is not None and s.n:
+            r.ok = s.mean >= bar - 1e-12 if bar is not None else None
             if r.ok is False:
-                r.reason = f"{name}: mean {s['mean']:.3f} < bar {bar:.2f}"
+                r.reason = f"{name}: mean {s.mean:.3f} < bar {bar:.2f}"
             if reference is not None and (t := mean_test(name, cells, reference, per_scorer_alpha)):
                 # shown, not decided here: a significant drop is a screen (stage 1) that the
                 # reruns must confirm (the aggregate flags below)
@@ -300,12 +274,12 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
             reasons.append(r.reason)
         results[name] = r
     flagged: list[FlaggedRow] = []
-    confirmation = summary.get("confirmation")
+    confirmation = summary.confirmation
     if reference is not None and registry is not None:
         below = {n for n, r in results.items() if r.ok is False}
         found = screen(cells, failed_runs, reference, trials, below)
-        conf = confirmation or {}
-        judged = judge(found, reference, conf.get("cells"), conf.get("failed_runs"))
+        judged = judge(found, reference, confirmation.cells if confirmation else None,
+                       confirmation.failed_runs if confirmation else None)
         # a pooled total was not flagged by anything: it is news only when it confirms
         flagged = [_flagged(x) for x in judged if not (x.detail.get("pooled") and x.status != "regressed")]
         for x in flagged:
@@ -319,8 +293,8 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
             elif bar:
                 if x.status == "regressed":
                     r, rr = results[x.row_id], x.reruns
-                    confirmed = (f"{r.reason}, confirmed on reruns of {len(x.rows)} row(s): {rr['failed']}/{rr['runs']} "
-                                 f"failed, {rr['expected']:g} expected (p = {_p(x.p_value)})") if rr.get("runs") else r.reason
+                    confirmed = (f"{r.reason}, confirmed on reruns of {len(x.rows)} row(s): {rr.failed}/{rr.runs} "
+                                 f"failed, {rr.expected:g} expected (p = {_p(x.p_value)})") if rr.runs else r.reason
                     if x.rows:
                         confirmed += " [" + ", ".join(x.rows[:3]) + (f" +{len(x.rows) - 3}" if len(x.rows) > 3 else "") + "]"
                     reasons[reasons.index(r.reason)] = r.reason = confirmed
@@ -333,13 +307,13 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
                 if x.kind == "aggregate" and x.row_id in results:
                     results[x.row_id].ok = False
         if found.family and confirmation is None:
-            why = summary.get("confirm_skipped") or "--no-confirm, or a regrade"
+            why = summary.confirm_skipped or "--no-confirm, or a regrade"
             notes.append(f"no confirmation reruns ({why}): flagged rows were judged on this gate's runs alone "
                          f"(Bonferroni over {found.candidates} tests at {ALPHA_ONE_STAGE:g})")
-        if confirmation:
-            notes.append(f"confirmation: {confirmation.get('rows', 0)} flagged row(s) rerun on fresh seeds, "
-                         f"{confirmation.get('runs', 0)} runs"
-                         + (f" (+{confirmation['share']:.0%} of the gate's runs)" if confirmation.get("share") else ""))
+        if confirmation is not None:
+            notes.append(f"confirmation: {confirmation.rows} flagged row(s) rerun on fresh seeds, "
+                         f"{confirmation.runs} runs"
+                         + (f" (+{confirmation.share:.0%} of the gate's runs)" if confirmation.share else ""))
         for x in flagged:
             if x.status != "regressed":
                 notes.append(f"{x.status}: {x.line}")
@@ -378,16 +352,15 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
                    confirmation=confirmation)
 
 
-def plan_reruns(summary: dict, reference: Reference | None, seeds: list[int], *,
+def plan_reruns(summary: VersionSummary | None, reference: Reference | None, seeds: list[int], *,
                 fixed: int | None = None, below_bar: Iterable[str] = ()) -> dict[str, list[int]]:
     """Stage 2's plan: row id -> the fresh seeds to rerun it on, from stage 1's numbers, as
     decide() will judge them (the same scorers left out, the same screen). Empty: nothing flagged."""
-    if reference is None or not summary or not summary.get("runs"):
+    if reference is None or summary is None or not summary.runs:
         return {}
-    if unknown := set(summary["scorers"]) - reference.scorers():
+    if unknown := set(summary.scorers) - reference.scorers():
         summary = _without(summary, unknown)
-    found = screen(summary.get("cells") or {}, summary.get("failed_runs") or {}, reference,
-                   summary.get("trials") or 1, set(below_bar))
+    found = screen(summary.cells, summary.failed_runs, reference, summary.trials or 1, set(below_bar))
     if not found.reruns:
         return {}
     ks = {rid: fixed or k for rid, k in found.reruns.items()}
@@ -395,17 +368,18 @@ def plan_reruns(summary: dict, reference: Reference | None, seeds: list[int], *,
     return {rid: fresh[:k] for rid, k in sorted(ks.items())}
 
 
-def apply(summary: dict, verdict: Verdict) -> None:
+def apply(summary: VersionSummary, verdict: Verdict) -> None:
     """Copy each scorer's decision into the summary the tables and the report print."""
     for name, r in verdict.scorers.items():
-        s = summary["scorers"].get(name)
+        s = summary.scorers.get(name)
         if s is not None:
-            s["ok"], s["gate_bar"], s["accepted"], s["p_value"] = r.ok, r.gate_bar, r.accepted, r.p_value
+            s.ok, s.gate_bar, s.accepted, s.p_value = r.ok, r.gate_bar, r.accepted, r.p_value
 
 
-def stored(verdict: Verdict) -> dict:
-    """What a results file keeps under summary["verdict"]."""
-    return verdict.model_dump(mode="json", exclude={"scorers"})
+def stored(verdict: Verdict) -> StoredVerdict:
+    """What a results file keeps as its verdict: all but the per-scorer results (apply() put
+    those in the summary)."""
+    return StoredVerdict.model_validate(verdict.model_dump(exclude={"scorers"}))
 
 
 def job_label(record, version: str) -> str:

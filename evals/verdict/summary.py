@@ -5,6 +5,14 @@ from __future__ import annotations
 from collections import defaultdict
 
 from evals.record.results import RunResult
+from evals.record.summaries import (
+    CellCounts,
+    FailingRun,
+    KindSummary,
+    RunCount,
+    ScorerSummary,
+    VersionSummary,
+)
 from evals.sources.dataset import KIND_ORDER
 from evals.verdict.reference import cell_counts
 from evals.verdict.stats import pass_at_k, pass_hat_k, wilson
@@ -23,7 +31,7 @@ def row_kind(row: dict) -> str:
     return next((k for k in KIND_ORDER if k in tags), "other")
 
 
-def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, float], trials: int) -> dict:
+def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, float], trials: int) -> VersionSummary:
     names = scorer_names(runs)
     per_row: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:
@@ -36,16 +44,17 @@ def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, floa
         n, passed = len(values), sum(values)
         low, high = wilson(passed, n)
         bar = bars.get(name)
-        entry = {"mean": passed / n if n else None, "low": low, "high": high, "n": n, "passed": passed,
-                 "na": sum(1 for r in runs if name in r.verdicts and r.verdicts[name].passed is None),
-                 "bar": bar, "ok": None}  # "ok" is filled in by evals/verdict/decide.py, the one place that decides
+        # ok is left None: evals/verdict/decide.py, the one place that decides, fills it in
+        entry = ScorerSummary(mean=passed / n if n else None, low=low, high=high, n=n, passed=passed,
+                              na=sum(1 for r in runs if name in r.verdicts and r.verdicts[name].passed is None),
+                              bar=bar)
         if trials > 1:
             groups = [(len(v), sum(v)) for v in per_row[name].values() if v]
-            entry[f"pass@{trials}"] = sum(pass_at_k(a, c, trials) for a, c in groups) / len(groups) if groups else None
-            entry[f"pass^{trials}"] = sum(pass_hat_k(a, c, trials) for a, c in groups) / len(groups) if groups else None
+            entry.pass_at_k = sum(pass_at_k(a, c, trials) for a, c in groups) / len(groups) if groups else None
+            entry.pass_hat_k = sum(pass_hat_k(a, c, trials) for a, c in groups) / len(groups) if groups else None
         scorers[name] = entry
     # per row kind: a run passes when every scorer that applies to it passes
-    by_kind: dict[str, dict] = {}
+    by_kind: dict[str, KindSummary] = {}
     kind_runs: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:
         ok = all(v.passed is not False for v in r.verdicts.values())
@@ -54,25 +63,25 @@ def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, floa
             kind_runs[k][r.row_id].append(ok)
     for kind, per in sorted(kind_runs.items()):
         groups = [(len(v), sum(v)) for v in per.values()]
-        entry = {"rows": len(groups), "pass@1": sum(c / a for a, c in groups) / len(groups)}
+        k = KindSummary(rows=len(groups), pass_at_1=sum(c / a for a, c in groups) / len(groups))
         if trials > 1:
-            entry[f"pass@{trials}"] = sum(pass_at_k(a, c, trials) for a, c in groups) / len(groups)
-            entry[f"pass^{trials}"] = sum(pass_hat_k(a, c, trials) for a, c in groups) / len(groups)
-        by_kind[kind] = entry
+            k.pass_at_k = sum(pass_at_k(a, c, trials) for a, c in groups) / len(groups)
+            k.pass_hat_k = sum(pass_hat_k(a, c, trials) for a, c in groups) / len(groups)
+        by_kind[kind] = k
     failing = []
     for r in sorted(runs, key=lambda r: (r.row_id, r.trial)):
         bad = [(n, v) for n, v in r.verdicts.items() if v.passed is False]
         if bad:
-            failing.append({"row_id": r.row_id, "trial": r.trial, "scorer": bad[0][0],
-                            "explanation": bad[0][1].explanation, "failed_scorers": [n for n, _ in bad]})
-    cells = {rid: {n: [c.passed, c.failed, c.na] for n, c in per.items()} for rid, per in cell_counts(runs).items()}
-    failed_runs: dict[str, list[int]] = {}  # row -> [runs, runs where some scorer failed]
+            failing.append(FailingRun(row_id=r.row_id, trial=r.trial, scorer=bad[0][0],
+                                      explanation=bad[0][1].explanation, failed_scorers=[n for n, _ in bad]))
+    cells = {rid: {n: CellCounts(passed=c.passed, failed=c.failed, na=c.na) for n, c in per.items()}
+             for rid, per in cell_counts(runs).items()}
+    failed_runs: dict[str, RunCount] = {}  # row -> its runs, and the runs where some scorer failed
     for r in runs:
-        entry = failed_runs.setdefault(r.row_id, [0, 0])
-        entry[0] += 1
-        entry[1] += any(v.passed is False for v in r.verdicts.values())
+        count = failed_runs.setdefault(r.row_id, RunCount())
+        count.runs += 1
+        count.failed += any(v.passed is False for v in r.verdicts.values())
     # no verdict here: evals/verdict/decide.py decides, from these numbers and the reference
-    return {"runs": len(runs), "rows": len({r.row_id for r in runs}), "trials": trials,
-            "agent_errors": sum(1 for r in runs if r.turn.error),
-            "scorers": scorers, "by_kind": by_kind, "failing": failing, "cells": cells,
-            "failed_runs": failed_runs}
+    return VersionSummary(runs=len(runs), rows=len({r.row_id for r in runs}), trials=trials,
+                          agent_errors=sum(1 for r in runs if r.turn.error), scorers=scorers, by_kind=by_kind,
+                          failing=failing, cells=cells, failed_runs=failed_runs)
