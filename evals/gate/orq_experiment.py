@@ -25,7 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evals.record.results import Record, Verdict, load_record
+from evals.record.results import Record, load_record
+from evals.record.results import ScorerVerdict as Verdict
 
 DESCRIPTION_MAX = 2000  # a description, not a report: the results file has the rest
 

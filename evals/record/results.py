@@ -33,7 +33,7 @@ class ScorerVerdict(BaseModel):
     explanation: str
 
 
-Verdict = ScorerVerdict  # the old name, still imported by evals/scoring and evals/simulation
+
 
 
 class RunResult(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from evals.record.results import Verdict
+from evals.record.results import ScorerVerdict as Verdict
 from evals.sources.dataset import Row, row_to_datapoint
 
 

@@ -25,7 +25,7 @@ from evaluatorq.simulation.hooks import DefaultHooks
 from evaluatorq.simulation.utils.prompt_builders import build_scenario_user_context
 
 from evals.core.turn import Turn
-from evals.record.results import Verdict
+from evals.record.results import ScorerVerdict as Verdict
 from evals.sources.dataset import DatasetError
 
 from .convert import conversation_row, criteria, to_scenario

@@ -17,7 +17,7 @@ from evaluatorq.simulation.contracts import SimulationDatapoint
 from evaluatorq.simulation.utils.prompt_builders import build_datapoint_system_prompt
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.record.results import Verdict
+from evals.record.results import ScorerVerdict as Verdict
 from evals.sources.dataset import Row
 
 from .agents import Conversations, OfflineUser, QuietHooks, SimJudge, split_roles

@@ -17,7 +17,7 @@ broken by something the agent did in reply to turn `after_turn`.
 from __future__ import annotations
 
 from evals.core.turn import Turn
-from evals.record.results import Verdict
+from evals.record.results import ScorerVerdict as Verdict
 from evals.scoring.escalation import escalated
 from evals.scoring.grading import grade
 from evals.scoring.scorers import SCORER_NAMES
