@@ -33,9 +33,6 @@ class ScorerVerdict(BaseModel):
     explanation: str
 
 
-
-
-
 class RunResult(BaseModel):
     """One (row, trial) through one agent version, with every scorer's verdict."""
     model_config = ConfigDict(extra="forbid")
