@@ -200,7 +200,7 @@ def markdown(res: dict) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="scripts/gate_study.py", description=__doc__.splitlines()[0])
-    p.add_argument("--reference", default=str(REPO / "evals" / "reference.json"))
+    p.add_argument("--reference", default=str(REPO / "app" / "northwind_evals" / "reference.json"))
     p.add_argument("--worlds", type=int, default=400, help="simulated gates per (reference, trials) cell")
     p.add_argument("--trials", type=int, nargs="+", default=[1, 3, 5, 10, 20])
     p.add_argument("--refs", type=int, nargs="+", default=[20, 100], help="accepted runs per row in the reference")

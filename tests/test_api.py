@@ -184,7 +184,7 @@ def bad_row_file(tmp_path):
     ({"seeds": [0, 0]}, "repeats a seed"),
     ({"parallelism": 0}, "parallelism"),
     ({"timeout": 0}, "timeout must be a positive"),
-    ({"reference": str(REPO / "evals" / "reference.json")}, "another dataset"),
+    ({"reference": str(REPO / "app" / "northwind_evals" / "reference.json")}, "another dataset"),
     ({"version": "v2"}, "needs an agent factory"),
     ({"target": faq_bot.FAQ}, "not an async callable"),
     ({"target": "examples.faq_bot:nothing"}, "has no attribute 'nothing'"),
