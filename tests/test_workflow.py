@@ -211,7 +211,8 @@ def test_merged_verdict_and_runs_are_the_unsharded_run(ran):
     assert v_merged.model_dump(exclude={"scorers"}) == v_full.model_dump(exclude={"scorers"})
     assert v_merged.exit_code == full_code
     # the merge step's exit code, and the job's: as the unsharded gate's
-    verdict_step = merge["steps"][-1][1]
+    where, verdict_step = merge["steps"][-1]
+    assert where.endswith("Verdict"), f"the merge job's last step ran was {where}"
     assert verdict_step.returncode == full_code, verdict_step.stdout
     assert merge["failed"] == (full_code != 0)
     assert v_full.line.splitlines()[0] in merge["summary"]  # the step summary
