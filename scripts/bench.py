@@ -23,6 +23,12 @@
    (row, trial) pairs x 8 scorers, --discordant of them split at random on one scorer: the
    exact McNemar p (log space) and the whole of evals.verdict.comparison.compare (counting, Newcombe,
    McNemar, Holm, flips). Target: compare() well under 1 s at 100,000 pairs.
+5. --compare-files: two results files of --pairs (row, seed) pairs each (default 22,200: the 74
+   rows x 300 seeds), --discordant of them (default 20,000) split at random on one scorer,
+   written by save_record from a real v3 gate run's Turns (--content real, the default) or
+   from empty Turns (--content empty); then `python evals/compare.py A B` is timed end to end
+   as a command (start-up, both load_record checks with their digests, the comparison).
+   Target: under 2 s.
 """
 from __future__ import annotations
 
@@ -30,6 +36,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -150,6 +157,82 @@ def comparison_speed(pairs: int, discordant: int) -> int:
     return 0 if whole < 1 else 1
 
 
+def big_records(out: Path, pairs: int, discordant: int, content: str = "real") -> tuple[Path, Path]:
+    """Two results files (baseline, candidate) of `pairs` v3 runs each, `discordant` of the pairs
+    disagreeing on one scorer (half each way, at random): a small real gate run's rows, meta and
+    Turns, its seeds widened to cover `pairs`; no reference and no confirmation stage."""
+    import math
+    import random
+
+    from evals.core.turn import Turn
+    from evals.record.results import RunResult, load_record, plan_of, save_record
+    from evals.record.results import ScorerVerdict as Verdict
+
+    out.mkdir(parents=True, exist_ok=True)
+    template_dir = out / "template"
+    if not list(template_dir.glob("v3-*.json")):
+        subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--version", "v3", "--seeds", "0-1",
+                        "--no-confirm", "--no-reference", "--no-upload", "--quiet", "--out", str(template_dir)],
+                       check=False, capture_output=True, cwd=REPO)
+    template = load_record(sorted(template_dir.glob("v3-*.json"))[-1])
+    turns = {(r.row_id, r.trial): r.turn for r in template.runs}
+    names = sorted({n for r in template.runs for n in r.verdicts})
+    ids = [r["id"] for r in template.rows]
+    seeds = list(range(math.ceil(pairs / len(ids))))
+    keys = [(rid, s) for s in seeds for rid in ids][:pairs]
+    if len(keys) < pairs:
+        raise SystemExit(f"--pairs {pairs}: at most {len(keys)}")
+    ok, bad = Verdict(passed=True, explanation="pass"), Verdict(passed=False, explanation="fail")
+    rng, flip = random.Random(0), {}
+    for k in rng.sample(range(len(keys)), discordant):
+        flip[k] = rng.random() < 0.5  # True: fails on the baseline, False: fails on the candidate
+    paths = []
+    for side, name in ((0, "v3-20260101-000000-base.json"), (1, "v3-20260101-000000-cand.json")):
+        runs = []
+        for k, (rid, s) in enumerate(keys):
+            verdicts = dict.fromkeys(names, ok)
+            if k in flip and flip[k] == (side == 0):
+                verdicts[names[0]] = bad
+            turn = turns[(rid, s % 2)] if content == "real" else Turn(version="v3", model="offline")
+            runs.append(RunResult(row_id=rid, trial=s, seed=s, version="v3", job=template.meta.job,
+                                  turn=turn.model_copy(update={"seed": s}), verdicts=verdicts))
+        meta = template.meta.model_copy(update={"seeds": seeds, "trials": len(seeds), "reference": None,
+                                                "confirm": None, "complete": True})
+        record = template.model_copy(update={"meta": meta, "runs": runs, "summary": {}, "digest": None})
+        # a full plan over the widened seeds: every (row, seed) of the last seed is kept only if
+        # --pairs covers it, so keep the rows x seeds square
+        record.plan = plan_of(record, version_files=template.plan.version_files)
+        paths.append(save_record(record, out / name))
+    return paths[0], paths[1]
+
+
+def compare_files_speed(pairs: int, discordant: int, content: str) -> int:
+    out = REPO / "results" / "bench" / f"compare-{pairs}-{discordant}-{content}"
+    if not (out / "v3-20260101-000000-cand.json").exists():
+        big_records(out, pairs, discordant, content)
+    a, b = out / "v3-20260101-000000-base.json", out / "v3-20260101-000000-cand.json"
+    cmd = [sys.executable, str(REPO / "evals" / "compare.py"), str(a), str(b)]
+    walls, cpus = [], []
+    for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        res = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+        walls.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        if res.returncode not in (0, 1):
+            print(f"compare failed (exit {res.returncode}):\n{res.stderr[-2000:]}{res.stdout[-2000:]}")
+            return 2
+    size = (a.stat().st_size + b.stat().st_size) / 1e6
+    print(f"two results files of {pairs} runs each ({content} Turns, {size:.0f} MB together), "
+          f"{discordant} discordant pairs on one scorer; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"  python evals/compare.py A B, wall : {min(walls):6.2f} s best of 3 ({', '.join(f'{w:.2f}' for w in walls)})"
+          f"   (target < 2 s)")
+    print(f"  the same, CPU (user + system)     : {min(cpus):6.2f} s best of 3 ({', '.join(f'{c:.2f}' for c in cpus)})"
+          "   (what wall is on an idle core)")
+    return 0 if min(walls) < 2 else 1
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--latency", default="200ms")
@@ -164,11 +247,18 @@ def main() -> int:
     p.add_argument("--provider-jitter", default="0.2", help="--provider: latency jitter (default 0.2)")
     p.add_argument("--error-rate", type=float, default=0.02, help="--provider: share of 500/503 (default 0.02)")
     p.add_argument("--compare", action="store_true", help="time the comparison's statistics (no agent runs)")
-    p.add_argument("--pairs", type=int, default=100_000, help="--compare: matched pairs (default 100000)")
+    p.add_argument("--pairs", type=int, help="--compare: matched pairs (default 100000); --compare-files: "
+                                                     "runs per file (default 22200)")
     p.add_argument("--discordant", type=int, default=20_000, help="--compare: discordant pairs (default 20000)")
+    p.add_argument("--compare-files", action="store_true",
+                   help="time `python evals/compare.py` on two generated results files (see 5. above)")
+    p.add_argument("--content", choices=["real", "empty"], default="real",
+                   help="--compare-files: the runs' Turns: a real v3 gate run's, or empty")
     a = p.parse_args()
+    if a.compare_files:
+        return compare_files_speed(a.pairs or 22_200, a.discordant, a.content)
     if a.compare:
-        return comparison_speed(a.pairs, a.discordant)
+        return comparison_speed(a.pairs or 100_000, a.discordant)
     if a.provider:
         return provider(a)
     if a.parallelism or a.trials or a.workers:

@@ -12,6 +12,9 @@ Confirmation reruns: each shard reran the rows its own numbers flagged; over all
 totals may flag others, or no longer call for some. Reruns the merged plan does not call for
 are dropped (and counted); reruns it calls for that no shard made are run here when
 --version (or --agent) names the agent to run them with, else the merge is refused.
+
+Outputs, as the gate's: --report (HTML), --junit (XML), --markdown (a PR comment), and the CI
+step summary when GITHUB_STEP_SUMMARY is set (.github/workflows/gate.yml, docs/ci-and-scale.md).
 """
 from __future__ import annotations
 
@@ -45,6 +48,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", help="the agent to run missing confirmation reruns with (default: the shards')")
     p.add_argument("--version", help="the agent version, to run confirmation reruns no shard made")
     p.add_argument("--no-upload", action="store_true", help="do not upload the reruns to orq.ai")
+    p.add_argument("--report", metavar="PATH.html", help="write the merged verdict's self-contained HTML report")
+    p.add_argument("--junit", metavar="PATH.xml", help="write the merged verdict as JUnit XML, one test case per row")
+    p.add_argument("--markdown", metavar="PATH.md",
+                   help="write the merged verdict as Markdown for a sticky PR comment ({report_url}: the report's link)")
     return p
 
 
@@ -189,6 +196,13 @@ def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     started = time.perf_counter()
     out = cli.check_new_file(a.out, "--out", force=a.force, inputs=a.shards)
+    outputs = [a.out]
+    for flag, path in (("--report", a.report), ("--junit", a.junit), ("--markdown", a.markdown)):
+        if path:  # as the gate's: new files (or --force), never a shard, --out or one another
+            if any(Path(path).resolve() == Path(o).resolve() for o in outputs):
+                raise ConfigError(f"{flag} {path}: another output of this merge writes that file; give each its own")
+            cli.check_new_file(path, flag, force=a.force, inputs=a.shards)
+            outputs.append(path)
     shards = load_shards(a.shards)
     record = merged_record(shards, argv)
     from evals.gate.recheck import reference_of
@@ -246,8 +260,26 @@ def _finish(a: argparse.Namespace, record: Record, reference, missing: set, out:
     console.print(head, markup=False, highlight=False)
     for line in rest:
         console.print(line, markup=False, highlight=False)
+    _outputs(a, record, verdict, out)
     console.print(f"results: {out}", markup=False, highlight=False)
     return verdict.exit_code
+
+
+def _outputs(a: argparse.Namespace, record: Record, verdict, out: Path) -> None:
+    """What the gate writes after its verdict (evals.verdict.conclude): the CI step summary,
+    --report, --junit and --markdown, from the merged record."""
+    from evals.console import append_step_summary, markdown
+    from evals.recheck import fail_on_regression
+    from evals.verdict import job_label, write_ci_outputs
+
+    m = record.meta
+    append_step_summary(markdown(record.summary[m.version], job_label(record, m.version), verdict.line))
+    if a.report:
+        from evals.html_report import write_report
+
+        console.print(f"report: {write_report(record, a.report)}", markup=False, highlight=False)
+    write_ci_outputs(record, verdict, out, junit=a.junit, pr_comment=a.markdown,
+                     fail_on_regression=fail_on_regression(m))
 
 
 if __name__ == "__main__":

@@ -108,7 +108,7 @@ def _comparison(record: Record):
     cand_runs, base_runs = record.runs_for(cand), record.runs_for(base)
     record.summary = {cand: summarise(cand_runs, rows, bars, len(seeds.get(cand, m.seeds))),
                       base: summarise(base_runs, rows, bars, len(seeds.get(base, m.seeds)))}
-    names = scorer_names(cand_runs) + [n for n in scorer_names(base_runs) if n not in scorer_names(cand_runs)]
+    names = list(dict.fromkeys(scorer_names(cand_runs) + scorer_names(base_runs)))
     record.comparison = compare(base_runs, cand_runs, names, baseline=base, candidate=cand)
     verdict = decide(record.summary[cand], comparison=record.comparison, fail_on_regression=fail_on_regression(m))
     record.verdict = stored(verdict)

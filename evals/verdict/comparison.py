@@ -167,6 +167,6 @@ def combined_record(a, b, rows: list[dict], base_label: str, cand_label: str):
     by_id = record.row_by_id()
     record.summary = {cand_label: summarise(cand_runs, by_id, bars, b.meta.trials),
                       base_label: summarise(base_runs, by_id, bars, a.meta.trials)}
-    names = scorer_names(cand_runs) + [n for n in scorer_names(base_runs) if n not in scorer_names(cand_runs)]
+    names = list(dict.fromkeys(scorer_names(cand_runs) + scorer_names(base_runs)))
     record.comparison = compare(base_runs, cand_runs, names, baseline=base_label, candidate=cand_label)
     return record

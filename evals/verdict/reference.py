@@ -184,21 +184,24 @@ def row_sha(row: dict) -> str:
 
 def cell_counts(runs) -> dict[str, dict[str, Cell]]:
     """row id -> scorer -> Cell, from RunResults (every run counted: pass, fail or n/a)."""
-    out: dict[str, dict[str, Cell]] = {}
+    counts: dict[str, dict[str, list]] = {}  # plain counters first: one Cell per (row, scorer), not per run
     for r in runs:
+        per_row = counts.get(r.row_id)
+        if per_row is None:
+            per_row = counts[r.row_id] = {}
         for name, v in r.verdicts.items():
-            cell = out.setdefault(r.row_id, {}).setdefault(name, Cell())
+            c = per_row.get(name)
+            if c is None:
+                c = per_row[name] = [0, 0, 0, []]
             if v.passed is None:
-                cell.na += 1
+                c[2] += 1
             elif v.passed:
-                cell.passed += 1
+                c[0] += 1
             else:
-                cell.failed += 1
-                cell.failed_seeds.append(r.trial)
-    for cells in out.values():
-        for cell in cells.values():
-            cell.failed_seeds.sort()
-    return out
+                c[1] += 1
+                c[3].append(r.trial)
+    return {rid: {name: Cell(passed=p, failed=f, na=na, failed_seeds=sorted(seeds))
+                  for name, (p, f, na, seeds) in per_row.items()} for rid, per_row in counts.items()}
 
 
 def build_reference(record, provenance: dict[str, Any]) -> Reference:

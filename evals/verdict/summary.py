@@ -14,15 +14,15 @@ from evals.record.summaries import (
     VersionSummary,
 )
 from evals.sources.dataset import KIND_ORDER
-from evals.verdict.reference import cell_counts
 from evals.verdict.stats import pass_at_k, pass_hat_k, wilson
 
 
 def scorer_names(runs: list[RunResult]) -> list[str]:
-    names: list[str] = []
+    """Every scorer name, in first-seen order."""
+    names: dict[str, None] = {}
     for r in runs:
-        names += [n for n in r.verdicts if n not in names]
-    return names
+        names.update(dict.fromkeys(r.verdicts))
+    return list(names)
 
 
 def row_kind(row: dict) -> str:
@@ -33,11 +33,47 @@ def row_kind(row: dict) -> str:
 
 def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, float], trials: int) -> VersionSummary:
     names = scorer_names(runs)
+    # one pass over the runs for every count below (a big record has 100k runs x 8 scorers)
     per_row: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    na: dict[str, int] = defaultdict(int)
+    kind_runs: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    kinds: dict[str, str] = {}
+    bad_runs: list[tuple[tuple[str, int], list]] = []
+    cells: dict[str, dict[str, list[int]]] = {}  # row -> scorer -> [passed, failed, n/a]
+    failed_runs: dict[str, list[int]] = {}  # row -> [runs, runs where some scorer failed]
+    agent_errors = 0
     for r in runs:
+        rid = r.row_id
+        row_cells = cells.get(rid)
+        bad = []
         for name, v in r.verdicts.items():
-            if v.passed is not None:
-                per_row[name][r.row_id].append(v.passed)
+            if row_cells is None:  # a row only once it has a verdict, as evals.reference.cell_counts
+                row_cells = cells[rid] = {}
+            c = row_cells.get(name)
+            if c is None:
+                c = row_cells[name] = [0, 0, 0]
+            if v.passed is None:
+                na[name] += 1
+                c[2] += 1
+            else:
+                per_row[name][rid].append(v.passed)
+                if v.passed:
+                    c[0] += 1
+                else:
+                    c[1] += 1
+                    bad.append((name, v))
+        if bad:
+            bad_runs.append(((rid, r.trial), bad))
+        # per row kind: a run passes when every scorer that applies to it passes
+        kind = kinds.get(rid)
+        if kind is None:
+            kind = kinds[rid] = row_kind(rows.get(rid, {}))
+        for k in (kind, "all"):
+            kind_runs[k][rid].append(not bad)
+        entry = failed_runs.setdefault(rid, [0, 0])
+        entry[0] += 1
+        entry[1] += bool(bad)
+        agent_errors += bool(r.turn.error)
     scorers = {}
     for name in names:
         values = [p for row in per_row[name].values() for p in row]
@@ -46,21 +82,13 @@ def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, floa
         bar = bars.get(name)
         # ok is left None: evals/verdict/decide.py, the one place that decides, fills it in
         entry = ScorerSummary(mean=passed / n if n else None, low=low, high=high, n=n, passed=passed,
-                              na=sum(1 for r in runs if name in r.verdicts and r.verdicts[name].passed is None),
-                              bar=bar)
+                              na=na[name], bar=bar)
         if trials > 1:
             groups = [(len(v), sum(v)) for v in per_row[name].values() if v]
             entry.pass_at_k = sum(pass_at_k(a, c, trials) for a, c in groups) / len(groups) if groups else None
             entry.pass_hat_k = sum(pass_hat_k(a, c, trials) for a, c in groups) / len(groups) if groups else None
         scorers[name] = entry
-    # per row kind: a run passes when every scorer that applies to it passes
     by_kind: dict[str, KindSummary] = {}
-    kind_runs: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-    for r in runs:
-        ok = all(v.passed is not False for v in r.verdicts.values())
-        kind = row_kind(rows.get(r.row_id, {}))
-        for k in (kind, "all"):
-            kind_runs[k][r.row_id].append(ok)
     for kind, per in sorted(kind_runs.items()):
         groups = [(len(v), sum(v)) for v in per.values()]
         k = KindSummary(rows=len(groups), pass_at_1=sum(c / a for a, c in groups) / len(groups))
@@ -68,20 +96,13 @@ def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, floa
             k.pass_at_k = sum(pass_at_k(a, c, trials) for a, c in groups) / len(groups)
             k.pass_hat_k = sum(pass_hat_k(a, c, trials) for a, c in groups) / len(groups)
         by_kind[kind] = k
-    failing = []
-    for r in sorted(runs, key=lambda r: (r.row_id, r.trial)):
-        bad = [(n, v) for n, v in r.verdicts.items() if v.passed is False]
-        if bad:
-            failing.append(FailingRun(row_id=r.row_id, trial=r.trial, scorer=bad[0][0],
-                                      explanation=bad[0][1].explanation, failed_scorers=[n for n, _ in bad]))
-    cells = {rid: {n: CellCounts(passed=c.passed, failed=c.failed, na=c.na) for n, c in per.items()}
-             for rid, per in cell_counts(runs).items()}
-    failed_runs: dict[str, RunCount] = {}  # row -> its runs, and the runs where some scorer failed
-    for r in runs:
-        count = failed_runs.setdefault(r.row_id, RunCount())
-        count.runs += 1
-        count.failed += any(v.passed is False for v in r.verdicts.values())
+    bad_runs.sort(key=lambda x: x[0])  # stable: as sorted(runs) by (row, trial) gave them
+    failing = [FailingRun(row_id=rid, trial=trial, scorer=bad[0][0], explanation=bad[0][1].explanation,
+                          failed_scorers=[n for n, _ in bad]) for (rid, trial), bad in bad_runs]
+    typed_cells = {rid: {n: CellCounts(passed=c[0], failed=c[1], na=c[2]) for n, c in per.items()}
+                   for rid, per in cells.items()}
+    counts = {rid: RunCount(runs=a, failed=b) for rid, (a, b) in failed_runs.items()}
     # no verdict here: evals/verdict/decide.py decides, from these numbers and the reference
     return VersionSummary(runs=len(runs), rows=len({r.row_id for r in runs}), trials=trials,
-                          agent_errors=sum(1 for r in runs if r.turn.error), scorers=scorers, by_kind=by_kind,
-                          failing=failing, cells=cells, failed_runs=failed_runs)
+                          agent_errors=agent_errors, scorers=scorers, by_kind=by_kind,
+                          failing=failing, cells=typed_cells, failed_runs=counts)
