@@ -71,5 +71,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(REPO))  # run from a checkout without installing
     raise SystemExit(main())

@@ -1,7 +1,7 @@
 """The offline model's and the offline judge's figures on the issue-22 sets, as docs/offline-model.md
 quotes them (this script is the only source of those numbers).
 
-    python scripts/offline_figures.py [--version v3] [--markdown]
+    python -m scripts.offline_figures [--version v3] [--markdown]   # from the repository root
 
 Sets: tests/data/sure_dev.jsonl (written before the change; tuned on), tests/data/sure_fresh.jsonl
 (written after it, measured once as written), tests/data/heldout_messages*.jsonl (the older held-out
@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from app.northwind_evals.judge.offline import OfflineJudge
+from evals.commands.calibrate_judge import load_labels
+from evals.scoring.case import Case
+from tests.offline_heldout import run_file, score_record
 
-from app.northwind_evals.judge.offline import OfflineJudge  # noqa: E402
-from evals.commands.calibrate_judge import load_labels  # noqa: E402
-from evals.scoring.case import Case  # noqa: E402
-from tests.offline_heldout import run_file, score_record  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 DATA = REPO / "tests" / "data"
 MODEL_SETS = [("dev (before the change, tuned on)", DATA / "sure_dev.jsonl"),

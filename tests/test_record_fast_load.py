@@ -53,12 +53,12 @@ def test_summarise_counts_every_verdict():
             run("v3", "r0", 1, {"refund_outcome": False, "policy_judge": False}),
             run("v3", "r1", 0, {"refund_outcome": True})]
     s = summarise(runs, {"r0": row("r0"), "r1": row("r1")}, {"refund_outcome": 0.5}, 2)
-    assert (s["scorers"]["refund_outcome"]["n"], s["scorers"]["refund_outcome"]["passed"]) == (3, 2)
-    assert (s["scorers"]["policy_judge"]["n"], s["scorers"]["policy_judge"]["na"]) == (1, 1)
-    assert s["cells"] == {"r0": {"refund_outcome": [1, 1, 0], "policy_judge": [0, 1, 1]},
-                          "r1": {"refund_outcome": [1, 0, 0]}}
-    assert s["failed_runs"] == {"r0": [2, 1], "r1": [1, 0]}
-    assert [(f["row_id"], f["trial"], f["failed_scorers"]) for f in s["failing"]] == \
+    assert (s.scorers["refund_outcome"].n, s.scorers["refund_outcome"].passed) == (3, 2)
+    assert (s.scorers["policy_judge"].n, s.scorers["policy_judge"].na) == (1, 1)
+    assert {rid: {n: [c.passed, c.failed, c.na] for n, c in per.items()} for rid, per in s.cells.items()} == \
+        {"r0": {"refund_outcome": [1, 1, 0], "policy_judge": [0, 1, 1]}, "r1": {"refund_outcome": [1, 0, 0]}}
+    assert {rid: [c.runs, c.failed] for rid, c in s.failed_runs.items()} == {"r0": [2, 1], "r1": [1, 0]}
+    assert [(f.row_id, f.trial, f.failed_scorers) for f in s.failing] == \
         [("r0", 1, ["refund_outcome", "policy_judge"])]
     cells = cell_counts(runs)
     assert (cells["r0"]["refund_outcome"].failed_seeds, cells["r0"]["policy_judge"].na) == ([1], 1)

@@ -96,7 +96,11 @@ def test_an_old_results_file_loads_verifies_and_decides_the_same(tmp_path):
     assert v1.scorers["tool_use"].pass_at_k == raw["summary"]["v1"]["scorers"]["tool_use"]["pass@2"]
     assert v1.by_kind["all"].pass_at_1 == raw["summary"]["v1"]["by_kind"]["all"]["pass@1"]
     stored = record.verdict
+    # written in another checkout: its reference is today's committed one, at its new home
+    written_with = record.meta.reference
+    record.meta.reference = str(Path(__file__).resolve().parents[1] / "app" / "northwind_evals" / "reference.json")
     assert recompute(record, OLD).line == stored.line == raw["summary"]["verdict"]["line"]
+    record.meta.reference = written_with  # the plan names it: saving checks that
     assert record.verdict == stored  # recomputed from the runs: the same verdict, now typed
     # a typed Record is judged as its candidate: by its bars alone, v1 fails them too
     assert decide(record, None, registry_of(record.meta)).exit_code == 1 == stored.exit_code

@@ -268,14 +268,15 @@ def _finish(a: argparse.Namespace, record: Record, reference, missing: set, out:
 def _outputs(a: argparse.Namespace, record: Record, verdict, out: Path) -> None:
     """What the gate writes after its verdict (evals.verdict.conclude): the CI step summary,
     --report, --junit and --markdown, from the merged record."""
-    from evals.console import append_step_summary, markdown
-    from evals.recheck import fail_on_regression
-    from evals.verdict import job_label, write_ci_outputs
+    from evals.gate.conclude import write_ci_outputs
+    from evals.gate.recheck import fail_on_regression
+    from evals.output.console import append_step_summary, markdown
+    from evals.verdict.decide import job_label
 
     m = record.meta
     append_step_summary(markdown(record.summary[m.version], job_label(record, m.version), verdict.line))
     if a.report:
-        from evals.html_report import write_report
+        from evals.output.html_report import write_report
 
         console.print(f"report: {write_report(record, a.report)}", markup=False, highlight=False)
     write_ci_outputs(record, verdict, out, junit=a.junit, pr_comment=a.markdown,
