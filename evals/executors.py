@@ -40,8 +40,12 @@ def check_executor(name: str) -> None:
     """--executor: a known one whose package is installed (a missing package is exit 2)."""
     if name not in EXECUTORS:
         raise ConfigError(f"--executor {name}: unknown; use one of {', '.join(EXECUTORS)}")
-    if name == "ray" and importlib.util.find_spec("ray") is None:
+    if name == "ray" and not ray_installed():
         raise ConfigError("--executor ray: ray is not installed (pip install -e '.[ray]')")
+
+
+def ray_installed() -> bool:
+    return importlib.util.find_spec("ray") is not None
 
 
 def wants_executor(settings) -> bool:

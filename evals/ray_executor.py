@@ -240,6 +240,11 @@ class RayExecutor:
         except BaseException:
             self._kill()
             raise
+        from evals.console import console
+
+        where = os.environ.get("RAY_ADDRESS") or "a local Ray"
+        console.print(f"ray: {workers} worker(s) on {len(set(self.nodes))} node(s) of {where}; one provider budget",
+                      markup=False, highlight=False)
         model_calls.reset_call_stats()  # the actor holds the counts now: not twice
         model_calls.install(RemoteLimits(self.limits, budget.limit))  # the driver's calls (the judge) too
 
