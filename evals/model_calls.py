@@ -464,8 +464,11 @@ class LocalLimits:
             return {k: v.to_dict() for k, v in _stats.items() if v.requests}
 
     def reset(self) -> None:
+        """Counts from zero; the limits start afresh too, so none keeps counting into a
+        dropped tally (a long-lived loop, as a Ray actor's, would otherwise lose counts)."""
         with _stats_lock:
             _stats.clear()
+        _limits.clear()
 
 
 _backend: LocalLimits = LocalLimits()

@@ -36,7 +36,18 @@ START_TIMEOUT_S = 300.0  # a bound on placing and starting the workers, not a gu
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _loopback(address: str) -> bool:
+    host = address.rpartition(":")[0].strip("[]") if ":" in address else address
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
 def _ray():
+    address = os.environ.get("RAY_ADDRESS", "").strip()
+    if not address or _loopback(address):
+        # Ray swaps a loopback address for this machine's network IP, which a cluster bound to
+        # 127.0.0.1 does not listen on; this (misnamed) switch keeps it on 127.0.0.1, and a
+        # local Ray started here listens on 127.0.0.1 only. Read once, when ray is imported.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray
     except ImportError:

@@ -19,7 +19,7 @@ from tests.serve_helpers import served, through
 
 REPO = Path(__file__).resolve().parents[1]
 NODE = {"num_cpus": 2, "object_store_memory": 100 * 1024 * 1024, "node_ip_address": "127.0.0.1"}
-GATE_TIMEOUT_S = 900  # bounds a hung gate; a run on this 2-core machine takes about 1-2 minutes
+GATE_TIMEOUT_S = 600  # bounds a hung gate; a run on this 2-core machine takes about 1-2 minutes
 FAQ = ["--agent", "tests.chatty_bot:target", "--dataset", str(REPO / "examples" / "faq_bot" / "dataset.jsonl"),
        "--thresholds", str(REPO / "examples" / "faq_bot" / "thresholds.toml")]
 V3_ROWS = ["--version", "v3", "--only", "status", "refund_over_limit", "mt_pressure_a1005",
