@@ -6,7 +6,10 @@ but becomes the bottleneck at high parallelism with a fast (or emulated) model. 
 spread that CPU over the machine's cores. Each worker is a process with its own event loop,
 in-process Northwind server and model cache; conversations are independent (one server
 world each), so where a conversation runs never changes its Turn. evaluatorq, the scorers
-and the results record stay in the parent.
+and the results record stay in the parent. The pool is one of the executors of
+evals/executors.py (the other is Ray's); each process keeps its own provider limits (for one
+shared limit use --executor ray), its counts are gathered for the record, and
+--max-model-calls is one counter in shared memory.
 """
 from __future__ import annotations
 

@@ -38,3 +38,17 @@ async def target(inputs: dict[str, Any], seed: int) -> Turn:
 target.name = "chatty-bot"
 target.model = "openai:offline"
 target.tool_names = faq_bot.target.tool_names
+
+
+async def crashing_target(inputs: dict[str, Any], seed: int) -> Turn:
+    """The FAQ bot, except that the process running it dies on a question about passwords
+    (a worker killed mid-run: out of memory, a segfault in a native library)."""
+    import os
+
+    if "password" in str(inputs.get("message", "")):
+        os._exit(3)
+    return await faq_bot.target(inputs, seed)
+
+
+crashing_target.name = "crashing-bot"
+crashing_target.tool_names = faq_bot.target.tool_names

@@ -105,6 +105,18 @@ def test_four_ray_workers_share_one_provider_budget(cluster, tmp_path):
     assert seen["429"] <= 16, seen
 
 
+def test_a_ray_worker_that_dies_fails_its_runs_and_drops_none(cluster, tmp_path):
+    args = [a if a != "tests.chatty_bot:target" else "tests.chatty_bot:crashing_target" for a in FAQ]
+    proc, record = ray_gate(cluster, tmp_path, *args, "--workers", "2", "--no-confirm", "--no-reference")
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    runs = {r["row_id"]: r for r in record["runs"]}
+    assert len(record["runs"]) == 10 and len(runs) == 10 and record["meta"]["complete"]  # every row, once
+    assert "Ray worker" in runs["password_reset"]["turn"]["error"] and "died" in runs["password_reset"]["turn"]["error"]
+    assert any(v["passed"] is False for v in runs["password_reset"]["verdicts"].values())  # counted as a failure
+    # the other worker lives on: what it ran passed (runs in flight on the dead one failed with it)
+    assert any(not r["turn"]["error"] for r in record["runs"])
+
+
 def test_max_model_calls_stops_at_the_limit_and_resume_finishes_the_same(tmp_path, monkeypatch, capsys):
     """A Northwind gate through the emulator with worker processes, cut one agent model call
     short of what it needs (the server counts them): exit 2, the finished runs kept, the cut
