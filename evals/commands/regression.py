@@ -45,8 +45,8 @@ from evals.gate.run import (
 from evals.jobs.runner import Settings
 from evals.jobs.target import TargetOptions, tool_names_of
 from evals.output.console import console, print_json, use_stderr
-from evals.record.gate_json import GateJson
 from evals.record.results import Record, load_record, save_record
+from evals.record.results.gate_json import GateJson
 from evals.scoring.scorers import JUDGE_SCORERS
 from evals.scoring.scorers import registry as scorer_registry
 from evals.sources.row_sources import source_for
@@ -103,7 +103,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="let --report, --junit, --markdown replace an existing file")
     p.add_argument("--judge-timeout", type=float, default=60.0, help="seconds before a judge verdict fails")
     p.add_argument("--workers", type=int, default=1,
-                   help="run conversations in N worker processes (CPU-bound fast models; default 1)")
+                   help="run conversations in N worker processes (CPU-bound fast models; default 1), "
+                        "or N Ray workers with --executor ray")
+    p.add_argument("--executor", default="local", choices=["local", "ray"],
+                   help="where conversations run: local (this process, or --workers processes) or ray "
+                        "(Ray workers on RAY_ADDRESS's cluster, else a local Ray; one provider budget; see docs/ray.md)")
+    p.add_argument("--max-model-calls", type=int, metavar="N",
+                   help="stop cleanly after N agent model calls to a provider (exit 2; finish with --resume)")
     conf = p.add_mutually_exclusive_group()
     conf.add_argument("--confirm", type=int, metavar="K",
                       help="rerun each flagged row K times on fresh seeds (default: K chosen per row, 3-20)")
@@ -117,10 +123,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def check_args(a: argparse.Namespace) -> None:
-    for name, low in (("trials", 1), ("parallelism", 1), ("max_retries", 0), ("workers", 1), ("confirm", 1)):
+    for name, low in (("trials", 1), ("parallelism", 1), ("max_retries", 0), ("workers", 1), ("confirm", 1),
+                      ("max_model_calls", 1)):
         if getattr(a, name) is not None and getattr(a, name) < low:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
     cli.check_positive(a.timeout, "--timeout")
+    from evals.jobs.executors import check_executor
+
+    check_executor(a.executor)  # --executor ray without ray installed: one line, exit 2
     cli.check_positive(a.judge_timeout, "--judge-timeout")
     if a.fail_on_regression and not a.baseline and not a.resume:
         raise ConfigError("--fail-on-regression needs --baseline VERSION")
@@ -167,6 +177,27 @@ def server_fault_env(value: str | None):
             os.environ.pop("NORTHWIND_FAULT", None)
         else:
             os.environ["NORTHWIND_FAULT"] = old
+
+
+def in_workers(workers: int, executor: str) -> bool:
+    """The conversations (and so the model cache) live in worker processes, not here."""
+    return workers > 1 or executor != "local"
+
+
+@contextlib.contextmanager
+def model_call_budget(limit: int | None, path: Path):
+    """--max-model-calls for this gate: counted from zero, said when it stopped the run."""
+    from evals.jobs import model_calls
+    model_calls.set_budget(limit)
+    try:
+        yield
+    finally:
+        spent = model_calls.budget()
+        model_calls.set_budget(None)
+        if spent.stopped:
+            console.print(f"stopped at --max-model-calls {limit}: {spent.used} agent model calls made; "
+                          f"the runs it cut are not kept (finish with --resume {path})", markup=False,
+                          highlight=False)
 
 
 def enable_cache(path: str | None) -> object | None:
@@ -250,7 +281,7 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
                         timeout=m.timeout or 120.0, transport=m.transport, max_retries=m.max_retries,
                         upload=not a.no_upload, print_table=a.evaluatorq_table and not a.quiet,
                         judge_timeout=m.judge_timeout, faults=faults, fault_specs=list(m.faults), workers=m.workers,
-                        cache_path=a.cache if m.workers > 1 else None)
+                        executor=a.executor, cache_path=a.cache if in_workers(m.workers, a.executor) else None)
     options = TargetOptions(version=m.agent_version, model=m.model_override, transport=m.transport,
                             max_retries=m.max_retries, timeout=m.timeout)
     agents = agents_for(a.agent, options, m.baseline)  # --agent, with the run's own options
@@ -278,12 +309,12 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
         print_plan(pairs, agents, path.parent, Settings(judge=m.judge, confirm=bool(conf.get("enabled")),
                                                         confirm_k=conf.get("k")))
         return cli.EXIT_PASS
-    cache = enable_cache(a.cache) if m.workers == 1 else None
+    cache = enable_cache(a.cache) if not in_workers(m.workers, a.executor) else None
     reference = load_reference(m.reference) if m.reference else None
     if reference is not None:  # the same rows the run started with: the same reference cells apply
         reference, _ = check_rows(reference, record.rows, m.reference, explicit=False)
         reference, _ = check_judge(reference, m.judge, JUDGE_SCORERS)
-    with server_fault_env(server_fault(faults)):
+    with server_fault_env(server_fault(faults)), model_call_budget(a.max_model_calls, path):
         completed = execute_and_confirm(record, pairs, settings, path, agents, evaluators, reference)
     print_model_calls(record)
     stats = cache.stats() if cache is not None else settings.cache_stats
@@ -361,7 +392,8 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
                         timeout=a.timeout, transport=a.transport, max_retries=a.max_retries,
                         upload=not a.no_upload, print_table=a.evaluatorq_table and not a.quiet,
                         judge_timeout=a.judge_timeout, faults=faults, fault_specs=a.fault or [],
-                        workers=a.workers, cache_path=a.cache if a.workers > 1 else None,
+                        workers=a.workers, executor=a.executor,
+                        cache_path=a.cache if in_workers(a.workers, a.executor) else None,
                         confirm=not a.no_confirm, confirm_k=a.confirm)
     gate = prepare(agents, source_for(a.dataset, a.dataset_id), settings, load_thresholds(a.thresholds), argv,
                    reference_path=None if a.no_reference else a.reference, explicit_reference=explicit_reference,
@@ -385,8 +417,8 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     name = f"{m.version}-vs-{m.baseline}" if m.baseline else m.version
     path = a.results_path = cli.new_results_path(a.out, name)  # a new file, never another run's
     save_record(record, path)  # an (empty, incomplete) record from the start: resumable whatever happens
-    cache = enable_cache(a.cache) if a.workers == 1 else None
-    with server_fault_env(server_fault(faults)):
+    cache = enable_cache(a.cache) if not in_workers(a.workers, a.executor) else None
+    with server_fault_env(server_fault(faults)), model_call_budget(a.max_model_calls, path):
         completed = execute_and_confirm(record, gate.pairs, settings, path, agents, gate.evaluators, reference)
     print_model_calls(record)
     stats = cache.stats() if cache is not None else settings.cache_stats

@@ -175,11 +175,14 @@ def execute_and_confirm(record: Record, pairs: list[tuple[Row, int]], settings: 
                         agents: list[AgentSpec], evaluators: list[dict], reference: Any) -> bool:
     """Both stages in one event loop: a provider client (openai:, orq:) is bound to the loop it
     was first used on, so the reruns must not start a second one. False: interrupted."""
-    async def both() -> bool:
-        done = await execute_async(record, pairs, settings, path, agents, evaluators) if pairs else True
-        return done and await confirm_async(record, reference, settings, path, agents, evaluators)
+    from evals.executors import opened
 
-    return asyncio.run(both())
+    with opened(settings, agents) as run_settings:  # one executor (processes, Ray workers) for both stages
+        async def both() -> bool:
+            done = await execute_async(record, pairs, run_settings, path, agents, evaluators) if pairs else True
+            return done and await confirm_async(record, reference, run_settings, path, agents, evaluators)
+
+        return asyncio.run(both())
 
 
 async def confirm_async(record: Record, reference: Any, settings: Settings, path: Path, agents: list[AgentSpec],

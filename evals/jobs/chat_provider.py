@@ -26,20 +26,22 @@ def _seen(result: ChatResult) -> tuple[dict[str, str], int]:
 class ProviderChatModel(ChatOpenAI):
     _call_key: str = PrivateAttr(default="")
     _retries: int = PrivateAttr(default=0)
+    _budgeted: bool = PrivateAttr(default=True)  # counts against --max-model-calls (the agent's calls)
 
     @classmethod
-    def build(cls, call_key: str, *, retries: int, temperature: float | None, **kwargs: Any) -> ProviderChatModel:
+    def build(cls, call_key: str, *, retries: int, temperature: float | None, budgeted: bool = True,
+              **kwargs: Any) -> ProviderChatModel:
         model = cls(max_retries=0, include_response_headers=True, disable_streaming=True,
                     **({"temperature": temperature} if temperature is not None else {}), **kwargs)
-        model._call_key, model._retries = call_key, retries
+        model._call_key, model._retries, model._budgeted = call_key, retries, budgeted
         return model
 
     async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
         parent = super()._agenerate
         return await call_with_retries(self._call_key, lambda: parent(messages, stop, run_manager, **kwargs),
-                                       max_retries=self._retries, on_success=_seen)
+                                       max_retries=self._retries, on_success=_seen, budgeted=self._budgeted)
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
         parent = super()._generate
         return call_with_retries_sync(self._call_key, lambda: parent(messages, stop, run_manager, **kwargs),
-                                      max_retries=self._retries, on_success=_seen)
+                                      max_retries=self._retries, on_success=_seen, budgeted=self._budgeted)

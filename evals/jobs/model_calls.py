@@ -20,8 +20,10 @@ Every provider call goes through `call_with_retries`:
   retries, calls given up) and the x-ratelimit-* headers seen, so the gate can print wall
   time against the physical limit.
 
-Counts are per process: the gate reads them after its run (with `--workers N` each worker
-process keeps its own and the gate reports none).
+Counts, limits and the `--max-model-calls` budget live in one *limits backend* per process:
+`LocalLimits` (this process's event loops) unless an executor installs another, e.g. the Ray
+executor's proxy to one actor that every worker asks (evals/ray_executor.py), so N workers
+against one key share one limit. Worker processes' counts reach the gate through `absorb`.
 """
 from __future__ import annotations
 
@@ -213,14 +215,12 @@ def stats_for(key: str) -> CallStats:
 
 
 def call_stats() -> dict[str, dict]:
-    """A snapshot of every endpoint's counts, keyed by model spec."""
-    with _stats_lock:
-        return {k: v.to_dict() for k, v in _stats.items() if v.requests}
+    """A snapshot of every endpoint's counts, keyed by model spec (from the installed backend)."""
+    return _backend.snapshot()
 
 
 def reset_call_stats() -> None:
-    with _stats_lock:
-        _stats.clear()
+    _backend.reset()
 
 
 def physical_limit(stats: dict, parallelism: int) -> tuple[float, str]:
@@ -286,13 +286,17 @@ class AdaptiveLimit:
         self._next_send = 0.0
         self._answered: collections.deque[tuple[float, float]] = collections.deque()  # (when, latency)
 
-    async def acquire(self) -> None:
-        await self.limiter.acquire()
+    async def acquire(self, borrower: object = None) -> None:
+        """A slot, for the current task or on behalf of `borrower` (an actor serving remote
+        callers acquires and releases in different tasks)."""
+        if borrower is None:
+            borrower = asyncio.current_task()
+        await self.limiter.acquire_on_behalf_of(borrower)
         self._peak = max(self._peak, int(self.limiter.borrowed_tokens))
         try:
             await self._paced()
         except BaseException:
-            self.limiter.release()
+            self.limiter.release_on_behalf_of(borrower)
             raise
 
     async def _paced(self) -> None:
@@ -312,8 +316,8 @@ class AdaptiveLimit:
         if at > now:
             await _sleep(at - now)
 
-    def release(self) -> None:
-        self.limiter.release()
+    def release(self, borrower: object = None) -> None:
+        self.limiter.release_on_behalf_of(borrower if borrower is not None else asyncio.current_task())
 
     def _set(self, new: int) -> None:
         self.limit = new
@@ -368,6 +372,150 @@ def limit_for(key: str) -> AdaptiveLimit:
     return per_loop[key]
 
 
+# --- the model-call budget (--max-model-calls) ------------------------------------------------
+
+BUDGET_SPENT = "model call budget spent"  # in a refused run's error text: the runner drops such runs
+
+
+class ModelBudgetSpent(Exception):
+    """--max-model-calls is reached: this call is refused. Not a failure of the run: the gate
+    stops, keeps what finished and drops the runs this cut (they are resumable)."""
+
+
+class Budget:
+    """At most `limit` agent model calls (a call and its retries count once); None: no limit."""
+
+    def __init__(self, limit: int | None = None, used: int = 0):
+        self.limit, self.used, self.refused = limit, used, 0
+        self.stopped = False  # the gate stopped because of it (set by the runner)
+
+    def take(self) -> bool:
+        if self.limit is not None and self.used >= self.limit:
+            self.refused += 1
+            return False
+        self.used += 1
+        return True
+
+
+_budget = Budget()
+
+
+def set_budget(limit: int | None) -> None:
+    """The gate's --max-model-calls (None: none); counted from zero."""
+    global _budget
+    _budget = Budget(limit)
+
+
+def budget() -> Budget:
+    return _budget
+
+
+def budget_refusal(limit: int | None) -> ModelBudgetSpent:
+    return ModelBudgetSpent(f"{BUDGET_SPENT} (--max-model-calls {limit})")
+
+
+# --- the limits backend: where limits, counts and the budget live ------------------------------
+
+class LocalLimits:
+    """This process's limits (one per endpoint and event loop), counts and budget."""
+
+    def __init__(self, budget: Budget | None = None):
+        self._own_budget = budget
+
+    @property
+    def budget(self) -> Budget:
+        return self._own_budget if self._own_budget is not None else _budget
+
+    async def acquire(self, key: str, budgeted: bool, borrower: object = None) -> object:
+        """Wait for a slot (and the pacing); a token to hand back. Raises ModelBudgetSpent."""
+        if budgeted and not self.budget.take():
+            raise budget_refusal(self.budget.limit)
+        limit = limit_for(key)
+        token = borrower if borrower is not None else asyncio.current_task()
+        await limit.acquire(token)
+        limit.stats.requests += 1
+        return token
+
+    def release(self, key: str, token: object) -> None:
+        limit_for(key).release(token)
+
+    async def failed(self, key: str, token: object, failure: Failure, gave_up: bool) -> None:
+        limit = limit_for(key)
+        limit.release(token)
+        limit.stats.count(failure)
+        if failure.kind == "rate_limit":
+            limit.on_rate_limit(failure.retry_after)
+        if gave_up:
+            limit.stats.gave_up += 1
+        else:
+            limit.stats.retries += 1
+
+    async def answered(self, key: str, token: object, latency: float, clean: bool, headers: dict[str, str],
+                       tokens: int) -> None:
+        limit = limit_for(key)
+        limit.release(token)
+        limit.stats.ok += 1
+        limit.stats.latency_s += latency
+        limit.stats.answered(headers, tokens)
+        limit.on_success(clean=clean, latency=latency)
+
+    def snapshot(self) -> dict[str, dict]:
+        with _stats_lock:
+            return {k: v.to_dict() for k, v in _stats.items() if v.requests}
+
+    def reset(self) -> None:
+        """Counts from zero; the limits start afresh too, so none keeps counting into a
+        dropped tally (a long-lived loop, as a Ray actor's, would otherwise lose counts)."""
+        with _stats_lock:
+            _stats.clear()
+        _limits.clear()
+
+
+_backend: LocalLimits = LocalLimits()
+
+
+def install(backend) -> None:
+    """Route this process's provider calls through `backend` (an executor's shared limits);
+    None: back to LocalLimits."""
+    global _backend
+    _backend = backend if backend is not None else LocalLimits()
+
+
+def absorb(stats: dict[str, dict]) -> None:
+    """Add counts made elsewhere (worker processes, a Ray actor) to this process's own."""
+    for key, other in (stats or {}).items():
+        merge_into(stats_for(key), other)
+
+
+COUNTERS = ("requests", "ok", "rate_limited", "server_errors", "connection_errors", "retries", "gave_up",
+            "latency_s", "tokens")
+
+
+def merge_into(st: CallStats, other: dict) -> None:
+    with _stats_lock:
+        for name in COUNTERS:
+            setattr(st, name, getattr(st, name) + other.get(name, 0))
+        for name in ("limit_requests", "limit_tokens"):
+            setattr(st, name, other.get(name) or getattr(st, name))
+        st.requests_binding = st.requests_binding or bool(other.get("requests_binding"))
+        st.tokens_binding = st.tokens_binding or bool(other.get("tokens_binding"))
+        st.start_limit = st.start_limit or other.get("start_limit", 0)
+        mins = [m for m in (st.min_limit, other.get("min_limit", 0)) if m]
+        st.min_limit = min(mins) if mins else 0
+        st.final_limit = other.get("final_limit") or st.final_limit
+
+
+def stats_between(before: dict[str, dict], after: dict[str, dict]) -> dict[str, dict]:
+    """Counts in `after` not yet in `before` (snapshots of one source), per model."""
+    out = {}
+    for key, st in after.items():
+        old = before.get(key, {})
+        delta = {**st, **{n: st.get(n, 0) - old.get(n, 0) for n in COUNTERS}}
+        if delta["requests"]:
+            out[key] = delta
+    return out
+
+
 _rng = random.Random()  # jitter only; never part of a Turn
 
 
@@ -379,49 +527,44 @@ Seen = Callable[[T], tuple[dict[str, str], int]]  # an answer -> (its headers, t
 
 
 async def call_with_retries(key: str, send: Callable[[], Awaitable[T]], *, max_retries: int,
-                            on_success: Seen | None = None) -> T:
+                            on_success: Seen | None = None, budgeted: bool = True) -> T:
     """Send one model call through the endpoint's adaptive limit, retrying what is worth
-    retrying. `on_success` reads the answer's headers and token count, for the counts."""
-    limit = limit_for(key)
-    stats = limit.stats
+    retrying. `on_success` reads the answer's headers and token count, for the counts.
+    `budgeted`: the call counts against --max-model-calls (the agent's calls; not the judge's)."""
+    limits = _backend
     attempt = 0
     while True:
-        await limit.acquire()
+        token = await limits.acquire(key, budgeted and attempt == 0)
         started = time.monotonic()
         try:
-            stats.requests += 1
             result = await send()
         except Exception as exc:
-            limit.release()
             failure = classify(exc)
             if failure is None:
+                limits.release(key, token)
                 raise
-            stats.count(failure)
-            if failure.kind == "rate_limit":
-                limit.on_rate_limit(failure.retry_after)
-            if attempt >= max_retries:
-                stats.gave_up += 1
+            gave_up = attempt >= max_retries
+            await limits.failed(key, token, failure, gave_up)
+            if gave_up:
                 raise _given_up(key, failure, attempt) from exc
-            stats.retries += 1
             await _sleep(backoff(attempt, failure.retry_after, _rng))
             attempt += 1
             continue
         except BaseException:
-            limit.release()
+            limits.release(key, token)
             raise
-        limit.release()
         latency = time.monotonic() - started  # from the send, after any pacing wait
-        stats.ok += 1
-        stats.latency_s += latency
-        if on_success is not None:
-            stats.answered(*on_success(result))
-        limit.on_success(clean=attempt == 0, latency=latency)
+        headers, tokens = on_success(result) if on_success is not None else ({}, 0)
+        await limits.answered(key, token, latency, attempt == 0, headers, tokens)
         return result
 
 
 def call_with_retries_sync(key: str, send: Callable[[], T], *, max_retries: int,
-                           on_success: Seen | None = None) -> T:
-    """The same retries for sync callers (no shared limit: sync calls come one at a time)."""
+                           on_success: Seen | None = None, budgeted: bool = True) -> T:
+    """The same retries for sync callers (no shared limit: sync calls come one at a time;
+    counted in this process, against this process's budget)."""
+    if budgeted and not _budget.take():
+        raise budget_refusal(_budget.limit)
     stats = stats_for(key)
     attempt = 0
     while True:

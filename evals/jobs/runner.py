@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from evals.core.faults import job_fault
 from evals.core.scrubbing import scrub, secret_values
 from evals.core.turn import Turn
+from evals.jobs.executors import is_budget_stop, open_executor, wants_executor
 from evals.jobs.target import model_of, name_of, target_inputs, version_of
 from evals.record.results import RunResult, ScorerVerdict
 from evals.sources.dataset import Row, row_to_datapoint
@@ -40,11 +41,12 @@ class Settings:
     faults: list = field(default_factory=list)  # evals.core.faults.Fault, for testing the harness
     fault_specs: list[str] = field(default_factory=list)  # the --fault strings, for the record
     workers: int = 1  # >1: conversations run in that many worker processes (evals/jobs/workers.py)
+    executor: str = "local"  # local: this process, or --workers processes; ray: Ray workers (evals/jobs/executors.py)
     cache_path: str | None = None  # with workers: each worker opens the on-disk model cache
     cache_stats: dict | None = None  # filled by run_plan when workers served from the cache
     confirm: bool = True  # stage 2: rerun flagged rows on fresh seeds (evals/verdict/confirm.py)
     confirm_k: int | None = None  # reruns per flagged row; None: chosen per row by the design
-    pool: object | None = None  # an AgentPool to reuse across runs (benchmarks); else run_plan makes one
+    pool: object | None = None  # an executor to reuse across runs (evals/jobs/executors.py); else run_plan makes one
 
 
 @dataclass
@@ -58,6 +60,7 @@ class Plan:
     hints: dict[str, float] = field(default_factory=dict)
     points: list[DataPoint] = field(default_factory=list)
     by_point: dict[int, tuple[Row, int]] = field(default_factory=dict)
+    stop: Callable[[], None] | None = None  # run_plan's: stop the plan as Ctrl-C does
 
     def __post_init__(self):
         self.pairs = sorted(self.pairs, key=lambda p: -self.hints.get(p[0].id, 3.0 * len(p[0].user_turns())))
@@ -117,13 +120,28 @@ def make_job(agent, plan: Plan, settings: Settings, pool=None):
                     pool.run_target(agent.spec, agent.options, inputs, trial) if pool is not None else
                     target(inputs, trial))
             turn = await asyncio.wait_for(call, settings.timeout + 5)
-            return turn.model_dump(mode="json") if isinstance(turn, Turn) else turn
+            turn = turn.model_dump(mode="json") if isinstance(turn, Turn) else turn
         except TimeoutError:
             return failed_turn(version, model, trial, "timeout").model_dump(mode="json")
         except Exception as exc:  # never let evaluatorq skip the evaluators: a crash is a failed Turn
+            if is_budget_stop(str(exc)):
+                return await _stopped_by_budget(plan)
             return failed_turn(version, model, trial, f"{type(exc).__name__}: {exc}").model_dump(mode="json")
+        if isinstance(turn, dict) and is_budget_stop(turn.get("error")):
+            return await _stopped_by_budget(plan)
+        return turn
 
     return run_agent
+
+
+async def _stopped_by_budget(plan: Plan):
+    """--max-model-calls refused this run a call: it is not a result. The plan stops as on
+    Ctrl-C (what finished is kept, the record is resumable) and this run never reaches it."""
+    from evals.jobs import model_calls
+    model_calls.budget().stopped = True
+    if plan.stop is not None:
+        plan.stop()
+    await asyncio.Event().wait()  # cancelled by the stop
 
 
 def _stored_turn(jr, version: str, trial: int) -> Turn:
@@ -182,10 +200,8 @@ async def run_plan(name: str, agents: list, plan: Plan, evaluators: list[dict], 
     if len(jobs) != len(agents):
         raise ValueError(f"two targets share a job name: {[name_of(a.target) for a in agents]}")
     pool, own_pool = settings.pool, False
-    if pool is None and settings.workers > 1:
-        from evals.jobs.workers import AgentPool
-
-        pool, own_pool = AgentPool(settings.workers, settings.cache_path), True
+    if pool is None and wants_executor(settings):
+        pool, own_pool = open_executor(settings, agents), True
     task = asyncio.ensure_future(evaluatorq(
         name, data=plan.points, jobs=[make_job(a, plan, settings, pool) for a in agents], evaluators=evaluators,
         datapoint_parallelism=settings.parallelism, llm_parallelism=-1, print_results=settings.print_table,
@@ -200,6 +216,7 @@ async def run_plan(name: str, agents: list, plan: Plan, evaluators: list[dict], 
         interrupted = True
         task.cancel()
 
+    plan.stop = stop
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             loop.add_signal_handler(sig, stop)
@@ -216,7 +233,12 @@ async def run_plan(name: str, agents: list, plan: Plan, evaluators: list[dict], 
                 loop.remove_signal_handler(sig)
             except (NotImplementedError, RuntimeError):
                 pass
-        if own_pool:
-            settings.cache_stats = pool.cache_stats()
-            pool.close()
+        if pool is not None:  # the workers' provider calls count in this gate's record
+            from evals.jobs import model_calls
+            try:
+                model_calls.absorb(pool.take_call_stats())
+            finally:
+                if own_pool:
+                    settings.cache_stats = pool.cache_stats()
+                    pool.close()
     return not interrupted

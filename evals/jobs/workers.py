@@ -6,7 +6,10 @@ but becomes the bottleneck at high parallelism with a fast (or emulated) model. 
 spread that CPU over the machine's cores. Each worker is a process with its own event loop,
 in-process Northwind server and model cache; conversations are independent (one server
 world each), so where a conversation runs never changes its Turn. evaluatorq, the scorers
-and the results record stay in the parent.
+and the results record stay in the parent. The pool is one of the executors of
+evals/jobs/executors.py (the other is Ray's); each process keeps its own provider limits (for one
+shared limit use --executor ray), its counts are gathered for the record, and
+--max-model-calls is one counter in shared memory.
 """
 from __future__ import annotations
 
@@ -19,12 +22,37 @@ import threading
 from typing import Any
 
 
-def _worker_main(conn, cache_path: str | None) -> None:
+class SharedBudget:
+    """--max-model-calls across the worker processes: one counter in shared memory."""
+
+    def __init__(self, used, limit: int | None):
+        self.value, self.limit, self.refused = used, limit, 0
+
+    @property
+    def used(self) -> int:
+        return self.value.value
+
+    def take(self) -> bool:
+        with self.value.get_lock():
+            if self.limit is not None and self.value.value >= self.limit:
+                self.refused += 1
+                return False
+            self.value.value += 1
+            return True
+
+
+def _worker_main(conn, cache_path: str | None, used=None, limit: int | None = None,
+                 parallelism: int | None = None) -> None:
     """A worker: requests (id, kwargs) in, (id, turn dict | error text) out, many in flight."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when work stops
     from evals.core.cli_support import quiet_logs
+    from evals.jobs import model_calls
 
     quiet_logs()
+    if parallelism:
+        model_calls.configure(parallelism=parallelism)
+    if used is not None:  # this process's provider limits, the pool's one model-call budget
+        model_calls.install(model_calls.LocalLimits(SharedBudget(used, limit)))
     cache = None
     if cache_path:
         from evals.jobs.model_cache import enable_cache
@@ -62,6 +90,9 @@ def _worker_main(conn, cache_path: str | None) -> None:
             if message == "stats":
                 send(("stats", cache.stats() if cache else None, None))
                 continue
+            if message == "calls":  # this process's provider-call counts, for the gate's record
+                send(("calls", model_calls.call_stats(), None))
+                continue
             loop.call_soon_threadsafe(lambda m=message: loop.create_task(serve(*m)))
         loop.call_soon_threadsafe(loop.stop)
 
@@ -73,12 +104,17 @@ class AgentPool:
     """Send agent calls (aask_agent, or any target by its --agent spec) to worker processes;
     least-busy worker first."""
 
-    def __init__(self, workers: int, cache_path: str | None = None):
+    def __init__(self, workers: int, cache_path: str | None = None, parallelism: int | None = None):
+        from evals.jobs import model_calls
         ctx = mp.get_context("spawn")  # a clean interpreter: no inherited event loop or connections
         self._conns, self._procs = [], []
+        budget = model_calls.budget()  # the gate's --max-model-calls, continued from what is spent
+        self._budget, self._used = budget, ctx.Value("q", budget.used)
+        self._calls_seen: list[dict] = [{} for _ in range(workers)]
         for _ in range(workers):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker_main, args=(child, cache_path), daemon=True)
+            proc = ctx.Process(target=_worker_main, args=(child, cache_path, self._used, budget.limit, parallelism),
+                               daemon=True)
             proc.start()
             self._conns.append(parent)
             self._procs.append(proc)
@@ -86,7 +122,7 @@ class AgentPool:
         self._alive = [True] * workers
         self._ids = itertools.count()
         self._pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future, int]] = {}
-        self._stats: list[Any] = []
+        self._replies: dict[str, list[Any]] = {"stats": [], "calls": []}
         self._lock = threading.Lock()
         for i, conn in enumerate(self._conns):
             threading.Thread(target=self._read, args=(i, conn), daemon=True).start()
@@ -97,8 +133,8 @@ class AgentPool:
                 req_id, turn, error = conn.recv()
             except (EOFError, OSError):
                 break
-            if req_id == "stats":
-                self._stats.append(turn)
+            if req_id in self._replies:
+                self._replies[req_id].append((index, turn))
                 continue
             with self._lock:
                 self._busy[index] -= 1
@@ -140,21 +176,44 @@ class AgentPool:
                 if self._pending.pop(req_id, None) is not None:
                     self._busy[index] -= 1
 
-    def cache_stats(self) -> dict | None:
-        """Summed cache counters of the workers (None without --cache)."""
-        self._stats.clear()
-        for conn in self._conns:
-            conn.send("stats")
+    def _ask(self, what: str) -> list[tuple[int, Any]]:
+        """Every live worker's answer to `what` ("stats", "calls"): (worker index, answer)."""
+        replies = self._replies[what]
+        replies.clear()
+        asked = 0
+        for i, conn in enumerate(self._conns):
+            if self._alive[i]:
+                try:
+                    conn.send(what)
+                    asked += 1
+                except OSError:
+                    pass
         deadline = 50
-        while len(self._stats) < len(self._conns) and deadline:
+        while len(replies) < asked and deadline:
             threading.Event().wait(0.05)
             deadline -= 1
-        parts = [s for s in self._stats if s]
+        return list(replies)
+
+    def cache_stats(self) -> dict | None:
+        """Summed cache counters of the workers (None without --cache)."""
+        parts = [s for _, s in self._ask("stats") if s]
         if not parts:
             return None
         return {k: sum(p[k] for p in parts) for k in parts[0]}
 
+    def take_call_stats(self) -> dict[str, dict]:
+        """The workers' provider-call counts since the last take, summed per model."""
+        from evals.jobs.model_calls import CallStats, merge_into, stats_between
+
+        total: dict[str, CallStats] = {}
+        for index, calls in self._ask("calls"):
+            for key, st in stats_between(self._calls_seen[index], calls).items():
+                merge_into(total.setdefault(key, CallStats(model=key)), st)
+            self._calls_seen[index] = calls
+        return {k: v.to_dict() for k, v in total.items()}
+
     def close(self) -> None:
+        self._budget.used = self._used.value  # what the workers spent counts on (the next stage)
         for conn in self._conns:
             try:
                 conn.send(None)

@@ -64,7 +64,8 @@ def judge_model(spec: str, *, timeout: float):
     from evals.jobs.model_calls import DEFAULT_MAX_RETRIES
 
     return ProviderChatModel.build(spec, model=name, api_key=key, base_url=base_url, seed=0, temperature=0,
-                                   retries=DEFAULT_MAX_RETRIES, timeout=timeout)
+                                   retries=DEFAULT_MAX_RETRIES, timeout=timeout,
+                                   budgeted=False)  # --max-model-calls caps the agent's calls
 
 
 def read_verdict(reply) -> tuple[bool, str]:
