@@ -46,7 +46,7 @@ from evals.jobs.runner import Settings
 from evals.jobs.target import TargetOptions, tool_names_of
 from evals.output.console import console, print_json, use_stderr
 from evals.record.results import Record, load_record, save_record
-from evals.record.results.gate_json import GateJson
+from evals.record.gate_json import GateJson
 from evals.scoring.scorers import JUDGE_SCORERS
 from evals.scoring.scorers import registry as scorer_registry
 from evals.sources.row_sources import source_for
