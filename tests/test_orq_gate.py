@@ -55,7 +55,7 @@ def test_a_dataset_id_gate_judges_as_the_same_rows_from_a_file(gates):
     assert verdicts(a) == verdicts(b)
     means = {n: (s["mean"], s["n"]) for n, s in a["summary"]["v3"]["scorers"].items()}
     assert means == {n: (s["mean"], s["n"]) for n, s in b["summary"]["v3"]["scorers"].items()}
-    assert a["summary"]["verdict"]["line"] == b["summary"]["verdict"]["line"]
+    assert a["verdict"]["line"] == b["verdict"]["line"]
 
 
 def test_the_rows_were_fetched_page_by_page(gates):
@@ -111,7 +111,7 @@ def test_the_uploaded_pass_rates_are_the_gates_means(gates):
 def test_the_verdict_and_bars_are_in_the_experiment_description(gates):
     record, (body,) = gates["orq"], gates["standin"].experiments
     text = body["_description"]
-    assert text.startswith(record["summary"]["verdict"]["line"].splitlines()[0])
+    assert text.startswith(record["verdict"]["line"].splitlines()[0])
     for name, bar in record["meta"]["thresholds"].items():
         assert f"{name} " in text and f"bar {bar:.2f}" in text
     assert body["_name"] == "refund-agent@v3" and body["datasetId"] == "ds_few"

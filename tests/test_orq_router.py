@@ -38,7 +38,7 @@ def test_orq_model_and_judge_through_the_router_agree_with_openai_through_the_em
     a, b = turns(via_orq[1]), turns(via_openai[1])
     assert set(a) == {(r, 0, "gate") for r in ROWS} <= set(b) and a == b
     assert all(t["error"] is None and t["answer"] for t, _ in a.values())
-    assert via_orq[1]["summary"]["verdict"]["line"] == via_openai[1]["summary"]["verdict"]["line"]
+    assert via_orq[1]["verdict"]["line"] == via_openai[1]["verdict"]["line"]
     assert {r["turn"]["model"] for r in via_orq[1]["runs"]} == {"orq:northwind/offline"}
     # every model call went through the router, each body accepted by orq-ai-sdk's model
     chats = [r for r in standin.received if r["path"] == "/v3/router/chat/completions"]

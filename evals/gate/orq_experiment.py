@@ -69,16 +69,15 @@ def description(record: Record, path: Path) -> str:
     from evals.core.seeds import format_seeds
 
     m = record.meta
-    verdict = (record.summary.get("verdict") or {}).get("line", "no verdict").splitlines()[0]
+    verdict = (record.verdict.line if record.verdict is not None else "no verdict").splitlines()[0]
     parts = [verdict]
     for version in m.versions:
-        scorers = (record.summary.get(version) or {}).get("scorers", {})
+        summary = record.summary.get(version)
         cells = []
-        for name, s in scorers.items():
-            mean = "n/a" if s.get("mean") is None else f"{s['mean']:.3f}"
-            bar = s.get("bar", m.thresholds.get(name))
-            cells.append(f"{name} {mean} (n={s.get('n', 0)}, bar {bar:.2f})" if bar is not None
-                         else f"{name} {mean} (n={s.get('n', 0)})")
+        for name, s in (summary.scorers if summary is not None else {}).items():
+            mean = "n/a" if s.mean is None else f"{s.mean:.3f}"
+            bar = s.bar if s.bar is not None else m.thresholds.get(name)
+            cells.append(f"{name} {mean} (n={s.n}, bar {bar:.2f})" if bar is not None else f"{name} {mean} (n={s.n})")
         parts.append(f"{version}: " + "; ".join(cells))
     parts.append(f"seeds {format_seeds(list(m.seeds))}, dataset {m.dataset}, judge {m.judge}, "
                  f"results {path.name}" + (f", git {m.git_commit[:12]}" if m.git_commit else ""))

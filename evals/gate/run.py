@@ -175,7 +175,7 @@ def execute_and_confirm(record: Record, pairs: list[tuple[Row, int]], settings: 
                         agents: list[AgentSpec], evaluators: list[dict], reference: Any) -> bool:
     """Both stages in one event loop: a provider client (openai:, orq:) is bound to the loop it
     was first used on, so the reruns must not start a second one. False: interrupted."""
-    from evals.executors import opened
+    from evals.jobs.executors import opened
 
     with opened(settings, agents) as run_settings:  # one executor (processes, Ray workers) for both stages
         async def both() -> bool:
