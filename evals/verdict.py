@@ -219,8 +219,9 @@ def _flagged(x: Judged) -> FlaggedRow:
         text = (f"{what}: {first['failed']} failure(s) now where the accepted run makes {first['expected']:g} "
                 f"likely (p = {_p(x.p1)})")
     if x.p2 is not None:
-        text += (f"; reruns of {len(d['rows'])} row(s): {rr['failed']}/{rr['runs']} failed, {rr['expected']:g} "
-                 f"expected (p = {_p(x.p2)})")
+        text += (f"; reruns of {d.get('rerun_rows', len(d['rows']))} row(s): {rr['failed']}/{rr['runs']} failed, {rr['expected']:g} "
+                 f"expected" + (f" (p = {_p(d['p_reruns'])}; with stage 1, p = {_p(x.p2)})"
+                                if d.get("p_reruns") is not None else f" (p = {_p(x.p2)})"))
     if d["rows"]:
         text += " [" + ", ".join(d["rows"][:3]) + (f" +{len(d['rows']) - 3}" if len(d["rows"]) > 3 else "") + "]"
     if x.status == "regressed":
@@ -306,8 +307,11 @@ def decide(record_or_summary: Any, reference: Reference | None = None, registry:
         found = screen(cells, failed_runs, reference, trials, below)
         conf = confirmation or {}
         judged = judge(found, reference, conf.get("cells"), conf.get("failed_runs"))
-        # a pooled total was not flagged by anything: it is news only when it confirms
-        flagged = [_flagged(x) for x in judged if not (x.detail.get("pooled") and x.status != "regressed")]
+        # a pooled total was not flagged by anything: it is news only when it confirms, and only
+        # when it is more than the rows that regressed on their own
+        regressed_rows = {x.key for x in judged if x.kind == "row" and x.status == "regressed"}
+        flagged = [_flagged(x) for x in judged
+                   if not (x.detail.get("pooled") and (x.status != "regressed" or set(x.detail["rows"]) <= regressed_rows))]
         for x in flagged:
             bar = x.kind == "aggregate" and x.row_id in below
             if bar and confirmation is not None and x.p_value is not None and x.status != "regressed":
