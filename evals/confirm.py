@@ -39,13 +39,13 @@ from evals.stats import beta_binomial_pmf, beta_binomial_sf, sum_upper_tails
 
 ANY = "*"  # the unit "some scorer failed in this run"
 SCREEN_P = 0.3  # stage 1 flags a row's unit at or below this tail p (liberal: stage 2 decides)
-SCREEN_P_AGG = 0.02  # stage 1 flags a scorer's total at or below this tail p
+SCREEN_P_AGG = 0.1  # stage 1 flags a scorer's total at or below this p (its rows are rerun; costs reruns, not false alarms)
 ALPHA = 0.005  # family-wise false-confirmation rate of stage 2 (Holm over the flagged family)
 RERUNS_LEAN = 0.5  # a flagged total is confirmed only when its reruns alone have p <= this too
 ROW_SHARE = 0.5  # of ALPHA: the flagged rows' family; the rest: the flagged totals' family
 ALPHA_ONE_STAGE = 0.01  # the same family judged without reruns (--no-confirm, regrade of new flags)
 K_MIN, K_MAX = 3, 20  # reruns per flagged row (K_MAX grows to the gate's trials)
-K_AGG_MIN, K_AGG_PER_TRIAL, K_AGG_MAX = 5, 2, 20  # reruns per row of a flagged total (see aggregate_reruns)
+K_AGG_MIN, K_AGG_PER_TRIAL, K_AGG_MAX = 5, 8, 40  # reruns per row of a flagged total (see aggregate_reruns)
 POWER_RATE, POWER = 0.9, 0.9  # K: a row now failing 90% of its runs is confirmed with prob. >= 0.9
 EVIDENCE_STEP = 0.05  # the grid (in -ln p) of evidence_p's statistic
 CONFIRM_BASE, CONFIRM_STRIDE = 1_000_000_000, 4096  # confirmation seeds: far from any gate's own
@@ -247,8 +247,11 @@ def screen(cells: dict, failed_runs: dict, reference: Reference, trials: int,
 
 
 def aggregate_reruns(trials: int) -> int:
-    """Reruns per row of a flagged total: a diffuse rise is thin on each row (a few points on
-    rows that fail 5-20% of runs), so its rows need many more reruns than a broken row does."""
+    """Reruns per row of a flagged total: a diffuse rise is thin on each row (a row that never
+    failed in 100 accepted runs now failing one run in seven), so its rows need many more
+    reruns than a broken row does: 40 reruns show such a row at p ~ 1e-3 (6 failures expected;
+    the accepted run's own uncertainty caps what fewer can show). Fewer at one or two trials,
+    where a flagged total is thin evidence and mostly a fluke."""
     return min(K_AGG_MAX, max(K_AGG_MIN, K_AGG_PER_TRIAL * trials))
 
 

@@ -149,10 +149,11 @@ def mean_test(name: str, cells: dict, reference: Reference, alpha: float) -> dic
             "gate_bar": 1 - (k_crit - 1) / applicable, "mean": 1 - failed / applicable}
 
 
-def runs_test(summary: dict, reference: Reference, trials: int, alpha: float = SCREEN_P_AGG) -> dict | None:
-    """Stage 1's failing-runs screen on its own: the runs that failed some scorer, summed over
-    the rows the reference holds, against the exact Beta-binomial sum of their accepted rates.
-    'worse' means flagged (p <= alpha): the gate reruns its rows and decides on the reruns."""
+def runs_test(summary: dict, reference: Reference, trials: int, alpha: float = ALPHA_ONE_STAGE) -> dict | None:
+    """The failing-runs total on its own: the runs that failed some scorer, summed over the rows
+    the reference holds, against the exact Beta-binomial sum of their accepted rates. 'worse'
+    means p <= alpha (default: what would fail a gate judged in one stage); the gate itself
+    flags the total at SCREEN_P_AGG, reruns its rows and decides on the reruns."""
     failed_runs = {rid: v for rid, v in (summary.get("failed_runs") or {}).items() if rid in reference.rows}
     if not failed_runs:
         return None
