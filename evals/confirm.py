@@ -26,7 +26,8 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
   fixed family (Holm at the rest of ALPHA): stage 1's p and its reruns' p (summed surprise over
   every rerun row) combined by Fisher, unconditionally (an adaptive two-stage design: the
   reruns may depend on stage 1 in any way because their p is valid given it). So P(any false
-  confirmation) <= ALPHA. docs/validation-gate.md has the design's measured power and cost.
+  confirmation) <= ALPHA + ALPHA_STAGE1_ROWS (a row may also stand on stage 1 alone, at a
+  Bonferroni over every candidate). docs/validation-gate.md has the design's measured power and cost.
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ SCREEN_P_AGG = 0.1  # stage 1 flags a scorer's total at or below this p (its row
 ALPHA = 0.005  # family-wise false-confirmation rate of stage 2 (Holm over the flagged family)
 RERUNS_LEAN = 0.5  # a flagged total is confirmed only when its reruns alone have p <= this too
 ROW_SHARE = 0.5  # of ALPHA: the flagged rows' family; the rest: the flagged totals' family
+ALPHA_STAGE1_ROWS = 0.001  # a flagged row confirmed on the gate's runs alone (with reruns made: see judge)
 ALPHA_ONE_STAGE = 0.01  # the same family judged without reruns (--no-confirm, regrade of new flags)
 K_MIN, K_MAX = 3, 20  # reruns per flagged row (K_MAX grows to the gate's trials)
 K_AGG_MIN, K_AGG_PER_TRIAL, K_AGG_MAX = 5, 8, 40  # reruns per row of a flagged total (see aggregate_reruns)
@@ -375,6 +377,13 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict | None, confi
         for x, hit in zip(confirmed, hits, strict=True):
             x.status = "regressed" if hit else ("flaky" if kind == "aggregate" or x.detail.get("reachable", True)
                                                 else "insufficient data")
+    # A row whose gate alone is overwhelming (many trials, a small reference: the gate's own
+    # failures then weigh as much as the accepted runs in its reruns' null) stands on stage 1
+    # at a Bonferroni over every candidate: at most ALPHA_STAGE1_ROWS more false confirmations.
+    for x in items:
+        if x.kind == "row" and x.p2 is not None and x.status != "regressed":
+            if min(1.0, x.p1 * x.detail.get("n_units", 1)) <= ALPHA_STAGE1_ROWS / max(1, found.candidates):
+                x.status = "regressed"
     single = [x for x in items if x.p2 is None]
     if single:
         # one stage: stage 1's own data chose the flags, so the family is every candidate (all rows
