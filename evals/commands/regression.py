@@ -45,8 +45,8 @@ from evals.gate.run import (
 from evals.jobs.runner import Settings
 from evals.jobs.target import TargetOptions, tool_names_of
 from evals.output.console import console, print_json, use_stderr
-from evals.record.results import Record, load_record, save_record
 from evals.record.gate_json import GateJson
+from evals.record.results import Record, load_record, save_record
 from evals.scoring.scorers import JUDGE_SCORERS
 from evals.scoring.scorers import registry as scorer_registry
 from evals.sources.row_sources import source_for

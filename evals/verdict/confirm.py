@@ -13,12 +13,21 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
 - A *unit* is one row x scorer (failed / applicable runs) or the row's runs that failed some
   scorer (`ANY`).
 - Stage 1 flags a row when one of its units failed and its tail p is at or below SCREEN_P, and
-  flags a scorer (or ANY) *in aggregate* when the sum of its failures over rows has a tail p at or
-  below SCREEN_P_AGG (diffuse degradation: many rows each a little worse).
+  flags a scorer (or ANY) *in aggregate* when its total over rows has a p at or below
+  SCREEN_P_AGG (diffuse degradation: many rows each a little worse). A total has two
+  statistics, Bonferroni-combined (either_p): the summed failures (a rise spread over the noisy
+  rows) and the summed surprise, -ln of each row's own tail p (evidence_p: a few quiet rows that
+  now fail a little).
 - Stage 2 reruns each flagged row on K fresh seeds (K chosen so a row that now fails 90% of its
-  runs is confirmed with probability 0.9) and tests the reruns alone (independent of the
-  selection). Flagged rows and flagged totals are two families, each tested with Holm's
-  step-down at half of ALPHA, so P(any false confirmation) <= ALPHA, whatever stage 1 flagged.
+  runs is confirmed with probability 0.9), and the rows that failed a flagged total. A rerun's
+  null is the row's rate as the accepted run and this gate saw it together (with_gate), so a
+  rerun p is valid whatever stage 1 showed and chose. Flagged rows are tested on their reruns
+  (Holm over the flagged rows, at ROW_SHARE of ALPHA). Every unit's total is one member of a
+  fixed family (Holm at the rest of ALPHA): stage 1's p and its reruns' p (summed surprise over
+  every rerun row) combined by Fisher, unconditionally (an adaptive two-stage design: the
+  reruns may depend on stage 1 in any way because their p is valid given it). So P(any false
+  confirmation) <= ALPHA + ALPHA_STAGE1_ROWS (a row may also stand on stage 1 alone, at a
+  Bonferroni over every candidate). docs/validation-gate.md has the design's measured power and cost.
 """
 from __future__ import annotations
 
@@ -33,13 +42,16 @@ from evals.verdict.stats import beta_binomial_pmf, beta_binomial_sf, sum_upper_t
 
 ANY = SUMMARY_ANY  # the unit "some scorer failed in this run"
 SCREEN_P = 0.3  # stage 1 flags a row's unit at or below this tail p (liberal: stage 2 decides)
-SCREEN_P_AGG = 0.02  # stage 1 flags a scorer's total at or below this tail p
+SCREEN_P_AGG = 0.1  # stage 1 flags a scorer's total at or below this p (its rows are rerun; costs reruns, not false alarms)
 ALPHA = 0.005  # family-wise false-confirmation rate of stage 2 (Holm over the flagged family)
 RERUNS_LEAN = 0.5  # a flagged total is confirmed only when its reruns alone have p <= this too
 ROW_SHARE = 0.5  # of ALPHA: the flagged rows' family; the rest: the flagged totals' family
+ALPHA_STAGE1_ROWS = 0.001  # a flagged row confirmed on the gate's runs alone (with reruns made: see judge)
 ALPHA_ONE_STAGE = 0.01  # the same family judged without reruns (--no-confirm, regrade of new flags)
 K_MIN, K_MAX = 3, 20  # reruns per flagged row (K_MAX grows to the gate's trials)
+K_AGG_MIN, K_AGG_PER_TRIAL, K_AGG_MAX = 5, 8, 40  # reruns per row of a flagged total (see aggregate_reruns)
 POWER_RATE, POWER = 0.9, 0.9  # K: a row now failing 90% of its runs is confirmed with prob. >= 0.9
+EVIDENCE_STEP = 0.05  # the grid (in -ln p) of evidence_p's statistic
 CONFIRM_BASE, CONFIRM_STRIDE = 1_000_000_000, 4096  # confirmation seeds: far from any gate's own
 
 
@@ -78,6 +90,15 @@ def unit_p(now: Counts, accepted: Counts) -> float:
                             accepted.applicable - accepted.failed + PRIOR)
 
 
+def with_gate(accepted: Counts, now: Counts | None) -> Counts:
+    """A row's rate as the accepted run and this gate saw it together: what its reruns are
+    drawn from if nothing changed (stage 1 chose the row for its failures: leaving them out
+    would make a flagged row's reruns look worse than chance)."""
+    if now is None:
+        return accepted
+    return Counts(accepted.failed + now.failed, accepted.applicable + now.applicable)
+
+
 def aggregate_p(parts: list[tuple[Counts, Counts]]) -> float:
     """P(the total of failures over these (now, accepted) units is at least what it is): the
     exact tail of a sum of independent Beta-binomials (rows' runs are independent)."""
@@ -87,6 +108,41 @@ def aggregate_p(parts: list[tuple[Counts, Counts]]) -> float:
         return 1.0
     pmfs = [beta_binomial_pmf(n.applicable, a.failed + PRIOR, a.applicable - a.failed + PRIOR) for n, a in parts]
     return sum_upper_tails(pmfs, failed)[failed]
+
+
+
+
+def evidence_p(parts: list[tuple[Counts, Counts]]) -> float:
+    """P(the rows' summed surprise is at least what it is) under the accepted rates: each row's
+    surprise is -ln of its own tail p (0 when it did not fail), on a grid of EVIDENCE_STEP, and
+    the null distribution of the sum is exact (each row's surprise takes the value of x failures
+    with that count's Beta-binomial probability; rows are independent). Unlike the sum of
+    failures, a failure on a row that never failed counts for far more than one on a row that
+    fails one run in six: a change that breaks quiet rows a little is not drowned by the usual
+    failures of the noisy ones."""
+    parts = [(n, a) for n, a in parts if n.applicable]
+    rows = []
+    for n, a in parts:
+        pmf = beta_binomial_pmf(n.applicable, a.failed + PRIOR, a.applicable - a.failed + PRIOR)
+        tails = [min(1.0, sum(pmf[x:])) for x in range(len(pmf))]
+        rows.append((pmf, [int(-log(max(t, 1e-300)) / EVIDENCE_STEP + 1e-9) for t in tails], n.failed))
+    observed = sum(grid[x] for _, grid, x in rows)
+    if observed == 0:
+        return 1.0
+    pmfs = []
+    for pmf, grid, _ in rows:
+        out = [0.0] * (min(max(grid), observed) + 1)  # beyond the observed sum: one lump
+        for x, g in enumerate(grid):
+            out[min(g, observed)] += pmf[x]
+        pmfs.append(out)
+    return sum_upper_tails(pmfs, observed)[observed]
+
+
+def either_p(parts: list[tuple[Counts, Counts]]) -> float:
+    """The smaller of the two totals' p-values (summed failures, summed surprise), doubled
+    (Bonferroni): a rise spread over the noisy rows shows in the first, a few quiet rows
+    broken a little in the second."""
+    return min(1.0, 2 * min(aggregate_p(parts), evidence_p(parts)))
 
 
 def critical_count(k: int, accepted: Counts, level: float) -> int | None:
@@ -134,6 +190,8 @@ class Screen:
     aggregates: list[AggregateFlag] = field(default_factory=list)
     reruns: dict[str, int] = field(default_factory=dict)  # row -> K
     candidates: int = 0  # rows and aggregates that could have been flagged (the one-stage family)
+    totals: dict[str, AggregateFlag] = field(default_factory=dict)  # every unit's total, flagged or not
+    gate: dict[str, dict[str, Counts]] = field(default_factory=dict)  # row -> unit -> this gate's failures
 
     @property
     def family(self) -> int:
@@ -153,6 +211,7 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
     out = Screen()
     rows = sorted(rid for rid in failed_runs if rid in reference.rows)
     seen = {rid: (observed_units(cells.get(rid), failed_runs.get(rid)), accepted_units(reference, rid)) for rid in rows}
+    out.gate = {rid: now for rid, (now, _) in seen.items()}
     for rid in rows:
         now, acc = seen[rid]
         ps = {u: unit_p(now[u], acc[u]) for u in now if u in acc and now[u].failed}
@@ -170,24 +229,34 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
                 parts.append((now[unit], acc[unit]))
                 if now[unit].failed:
                     failing.append(rid)
-        p = aggregate_p(parts)
+        p = TOTAL_TEST(parts)
+        expected = sum(n.applicable * (a.failed + PRIOR) / (a.applicable + 2 * PRIOR) for n, a in parts)
+        total = AggregateFlag(unit, p, failing, sum(n.failed for n, _ in parts), expected, bar=unit in below_bar)
+        out.totals[unit] = total
         if p <= SCREEN_P_AGG or (unit in below_bar and failing):
-            expected = sum(n.applicable * (a.failed + PRIOR) / (a.applicable + 2 * PRIOR) for n, a in parts)
-            out.aggregates.append(AggregateFlag(unit, p, failing, sum(n.failed for n, _ in parts), expected,
-                                                bar=unit in below_bar))
+            out.aggregates.append(total)
     k_cap = max(K_MAX, trials)
     m = max(1, len(out.rows))
     for flag in out.rows:
         level = ROW_SHARE * ALPHA / m / len(flag.units)
-        ks = [reruns_for(flag.accepted[u], level, k_cap) for u in flag.units]
+        ks = [reruns_for(with_gate(flag.accepted[u], flag.now[u]), level, k_cap) for u in flag.units]
         flag.reruns = max(k for k, _ in ks)
         flag.reachable = any(ok for _, ok in ks)
         out.reruns[flag.row_id] = flag.reruns
-    k_agg = min(k_cap, max(5, 2 * trials))  # a diffuse rise is thin on each row: more reruns than rows tested
+    k_agg = aggregate_reruns(trials)
     for agg in out.aggregates:
         for rid in agg.rows:
             out.reruns[rid] = max(out.reruns.get(rid, 0), k_agg)
     return out
+
+
+def aggregate_reruns(trials: int) -> int:
+    """Reruns per row of a flagged total: a diffuse rise is thin on each row (a row that never
+    failed in 100 accepted runs now failing one run in seven), so its rows need many more
+    reruns than a broken row does: 40 reruns show such a row at p ~ 1e-3 (6 failures expected;
+    the accepted run's own uncertainty caps what fewer can show). Fewer at one or two trials,
+    where a flagged total is thin evidence and mostly a fluke."""
+    return min(K_AGG_MAX, max(K_AGG_MIN, K_AGG_PER_TRIAL * trials))
 
 
 def _units_to_test(ps: dict[str, float], now: dict[str, Counts], acc: dict[str, Counts]) -> list[str]:
@@ -258,55 +327,43 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
         first = {u: {"failed": flag.now[u].failed, "runs": flag.now[u].applicable} for u in flag.units}
         accepted = {u: {"failed": flag.accepted[u].failed, "runs": flag.accepted[u].applicable} for u in flag.units}
         if tested:
-            p2 = min(1.0, len(flag.units) * min(unit_p(now[u], flag.accepted[u]) for u in tested))
+            # against the accepted runs and this gate's together (with_gate): the row was chosen for its failures
+            p2 = min(1.0, len(flag.units) * min(unit_p(now[u], with_gate(flag.accepted[u], flag.now[u]))
+                                                for u in tested))
             reruns = {u: {"failed": now[u].failed, "runs": now[u].applicable} for u in tested}
         else:
             p2, reruns = None, {}
         items.append(Judged("row", flag.row_id, flag.p, p2, units=list(flag.units),
                             detail={"accepted": accepted, "first": first, "reruns": reruns,
                                     "reachable": flag.reachable, "n_units": flag.n_units}))
-    for agg in found.aggregates:
-        parts = []
-        for rid in agg.rows:
-            now = observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(agg.unit)
-            acc = accepted_units(reference, rid).get(agg.unit)
-            if now is not None and acc is not None and now.applicable:
-                parts.append((now, acc))
-        p2 = aggregate_p(parts) if parts else None
-        if p2 is not None and agg.p <= SCREEN_P_AGG:
-            # the total's stage-1 p is over every row, not the rerun ones: given that it was
-            # flagged, p1 / SCREEN_P_AGG is uniform under "nothing changed", and independent of
-            # the reruns, so the two combine (Fisher); the reruns must still lean the same way
-            p2 = fisher(agg.p / SCREEN_P_AGG, p2) if p2 <= RERUNS_LEAN else 1.0
-        items.append(Judged("aggregate", agg.unit, agg.p, p2, units=[agg.unit],
-                            detail={"rows": list(agg.rows), "bar": agg.bar, "first": {"failed": agg.failed,
-                                                                      "expected": round(agg.expected, 2)},
-                                    "reruns": {"failed": sum(n.failed for n, _ in parts),
-                                               "runs": sum(n.applicable for n, _ in parts),
-                                               "expected": round(sum(n.applicable * (a.failed + PRIOR)
-                                                                     / (a.applicable + 2 * PRIOR)
-                                                                     for n, a in parts), 2)}}))
-    # Every rerun row's reruns pooled per scorer (and some scorer): a diffuse change (a safety
-    # switch off) fails each row a little where it never failed, too little for one row's
-    # reruns, plain in their total. The rows were chosen by stage 1, the reruns are fresh: valid.
+    # Every unit's total (each scorer, and the runs failing some scorer) is one test of a fixed
+    # family: stage 1's tail p over every row, combined (Fisher) with the tail p of the reruns of
+    # every rerun row. Under "nothing changed" a row's reruns follow the Beta-binomial of its
+    # accepted runs *and this gate's* (the rate it is rerun at is what both saw), so the reruns'
+    # p is valid given whatever stage 1 showed, whichever rows it chose and however many reruns:
+    # the two p-values combine without conditioning on the flag (an adaptive two-stage design).
+    # A total stage 1 did not flag is tested the same way (the reruns pooled): a change that
+    # fails many rows a little where they never failed shows in their sum, not in one row.
     flagged_units = {agg.unit for agg in found.aggregates}
     rerun_rows = sorted(found.reruns)
-    pooled_units = sorted({u for rid in rerun_rows
-                           for u in observed_units(confirm_cells.get(rid), confirm_failed.get(rid))} - flagged_units)
-    for unit in pooled_units:
+    for unit, total in found.totals.items():
         parts = []
         for rid in rerun_rows:
             now = observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit)
             acc = accepted_units(reference, rid).get(unit)
             if now is not None and acc is not None and now.applicable:
-                parts.append((now, acc))
+                parts.append((now, with_gate(acc, found.gate.get(rid, {}).get(unit))))
+        p2 = RERUN_TEST(parts) if parts else None
         failing = [rid for rid in rerun_rows
                    if (observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit) or Counts(0, 0)).failed]
-        if len(failing) < 2:  # one row's reruns are that row's own test
+        pooled = unit not in flagged_units
+        if p2 is None and pooled:
             continue
-        items.append(Judged("aggregate", unit, 1.0, aggregate_p(parts), units=[unit],
-                            detail={"rows": failing, "bar": False, "pooled": True,
-                                    "first": {"failed": 0, "expected": 0.0},
+        p = None if p2 is None else (fisher(total.p, p2) if p2 <= RERUNS_LEAN else 1.0)
+        items.append(Judged("aggregate", unit, total.p, p, units=[unit],
+                            detail={"rows": failing if pooled else list(total.rows), "bar": total.bar, "pooled": pooled,
+                                    "p_reruns": p2, "rerun_rows": len(parts), "first": {"failed": total.failed,
+                                                              "expected": round(total.expected, 2)},
                                     "reruns": {"failed": sum(n.failed for n, _ in parts),
                                                "runs": sum(n.applicable for n, _ in parts),
                                                "expected": round(sum(n.applicable * (a.failed + PRIOR)
@@ -316,9 +373,20 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
         # two families, ALPHA split between them (Bonferroni), Holm within each: many weakly
         # flagged rows must not starve the test of a diffuse rise, nor the other way round
         confirmed = [x for x in items if x.p2 is not None and x.kind == kind]
-        for x, hit in zip(confirmed, holm([x.p2 for x in confirmed], share * ALPHA), strict=True):
+        # the totals' family is every unit, tested or not (untested: p = 1), so which units had
+        # rerun rows (chosen by stage 1) cannot shrink it
+        pad = max(0, len(found.totals) - len(confirmed)) if kind == "aggregate" else 0
+        hits = holm([x.p2 for x in confirmed] + [1.0] * pad, share * ALPHA)[:len(confirmed)]
+        for x, hit in zip(confirmed, hits, strict=True):
             x.status = "regressed" if hit else ("flaky" if kind == "aggregate" or x.detail.get("reachable", True)
                                                 else "insufficient data")
+    # A row whose gate alone is overwhelming (many trials, a small reference: the gate's own
+    # failures then weigh as much as the accepted runs in its reruns' null) stands on stage 1
+    # at a Bonferroni over every candidate: at most ALPHA_STAGE1_ROWS more false confirmations.
+    for x in items:
+        if x.kind == "row" and x.p2 is not None and x.status != "regressed":
+            if min(1.0, x.p1 * x.detail.get("n_units", 1)) <= ALPHA_STAGE1_ROWS / max(1, found.candidates):
+                x.status = "regressed"
     single = [x for x in items if x.p2 is None]
     if single:
         # one stage: stage 1's own data chose the flags, so the family is every candidate (all rows
@@ -329,3 +397,7 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
             x.status = "regressed" if p <= level else "insufficient data"
     return items
 
+
+
+# which test a unit's total gets, at stage 1 (over every row) and on the reruns (over the rerun rows)
+TOTAL_TEST, RERUN_TEST = either_p, evidence_p

@@ -119,10 +119,11 @@ def mean_test(name: str, cells: dict[str, dict[str, CellCounts]], reference: Ref
             "gate_bar": 1 - (k_crit - 1) / applicable, "mean": 1 - failed / applicable}
 
 
-def runs_test(summary: Tally, reference: Reference, trials: int, alpha: float = SCREEN_P_AGG) -> dict | None:
-    """Stage 1's failing-runs screen on its own: the runs that failed some scorer, summed over
-    the rows the reference holds, against the exact Beta-binomial sum of their accepted rates.
-    'worse' means flagged (p <= alpha): the gate reruns its rows and decides on the reruns."""
+def runs_test(summary: Tally, reference: Reference, trials: int, alpha: float = ALPHA_ONE_STAGE) -> dict | None:
+    """The failing-runs total on its own: the runs that failed some scorer, summed over the rows
+    the reference holds, against the exact Beta-binomial sum of their accepted rates. 'worse'
+    means p <= alpha (default: what would fail a gate judged in one stage); the gate itself
+    flags the total at SCREEN_P_AGG, reruns its rows and decides on the reruns."""
     failed_runs = {rid: v for rid, v in summary.failed_runs.items() if rid in reference.rows}
     if not failed_runs:
         return None
@@ -191,8 +192,9 @@ def _flagged(x: Judged) -> FlaggedRow:
         text = (f"{what}: {first['failed']} failure(s) now where the accepted run makes {first['expected']:g} "
                 f"likely (p = {_p(x.p1)})")
     if x.p2 is not None:
-        text += (f"; reruns of {len(d['rows'])} row(s): {rr['failed']}/{rr['runs']} failed, {rr['expected']:g} "
-                 f"expected (p = {_p(x.p2)})")
+        text += (f"; reruns of {d.get('rerun_rows', len(d['rows']))} row(s): {rr['failed']}/{rr['runs']} failed, {rr['expected']:g} "
+                 f"expected" + (f" (p = {_p(d['p_reruns'])}; with stage 1, p = {_p(x.p2)})"
+                                if d.get("p_reruns") is not None else f" (p = {_p(x.p2)})"))
     if d["rows"]:
         text += " [" + ", ".join(d["rows"][:3]) + (f" +{len(d['rows']) - 3}" if len(d["rows"]) > 3 else "") + "]"
     if x.status == "regressed":
@@ -280,8 +282,11 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
         found = screen(cells, failed_runs, reference, trials, below)
         judged = judge(found, reference, confirmation.cells if confirmation else None,
                        confirmation.failed_runs if confirmation else None)
-        # a pooled total was not flagged by anything: it is news only when it confirms
-        flagged = [_flagged(x) for x in judged if not (x.detail.get("pooled") and x.status != "regressed")]
+        # a pooled total was not flagged by anything: it is news only when it confirms, and only
+        # when it is more than the rows that regressed on their own
+        regressed_rows = {x.key for x in judged if x.kind == "row" and x.status == "regressed"}
+        flagged = [_flagged(x) for x in judged
+                   if not (x.detail.get("pooled") and (x.status != "regressed" or set(x.detail["rows"]) <= regressed_rows))]
         for x in flagged:
             bar = x.kind == "aggregate" and x.row_id in below
             if bar and confirmation is not None and x.p_value is not None and x.status != "regressed":
