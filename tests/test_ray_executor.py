@@ -77,7 +77,7 @@ def test_ray_workers_give_the_in_process_turns_and_verdict(cluster, tmp_path):
     code, local = local_gate(tmp_path / "local", *V3_ROWS)
     proc, remote = ray_gate(cluster, tmp_path / "ray", *V3_ROWS, "--workers", "2")
     assert proc.returncode == code, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "ray: 2 worker(s) on 2 node(s)" in proc.stdout  # SPREAD: one worker on each node
+    assert "ray: 2 worker(s) on 2 node(s)" in proc.stderr  # a progress line, on stderr. SPREAD: one worker on each node
     a, b = by_run(local), by_run(remote)
     assert set(a) == set(b) and sum(k[2] == "gate" for k in a) == 8
     for key in a:
@@ -97,7 +97,7 @@ def test_four_ray_workers_share_one_provider_budget(cluster, tmp_path):
                                 "--no-confirm", env={"OPENAI_BASE_URL": server.url})
         seen = statuses(server)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "ray: 4 worker(s) on 2 node(s)" in proc.stdout
+    assert "ray: 4 worker(s) on 2 node(s)" in proc.stderr
     assert len(record["runs"]) == 30 and not any(r["turn"]["error"] for r in record["runs"])
     calls = record["meta"]["model_calls"]["models"]["openai:offline"]
     assert seen["200"] == calls["ok"] == 90
