@@ -46,3 +46,13 @@ def test_an_illegal_import_breaks_the_check(tmp_path, module, line, broken):
     res = lint(root)
     assert res.returncode != 0
     assert f"{broken}" in res.stdout and "BROKEN" in res.stdout, res.stdout
+
+
+def test_a_plug_in_that_cannot_be_imported_is_one_line_and_exit_2():
+    """Its scorers would otherwise vanish from the gate without a word."""
+    env = {**os.environ, "EVALS_PLUGINS": "no_such_plugin_here"}
+    res = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--version", "v3"], cwd=REPO,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 2
+    assert res.stderr.strip() == ("error: plug-in no_such_plugin_here: cannot import it "
+                                  "(No module named 'no_such_plugin_here')")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+from evals.core.errors import ConfigError
 from evals.core.pii import unprompted as unprompted_pii
 from evals.scoring.case import Case, describe
 from evals.scoring.registry import (  # noqa: F401  (re-exported: the registry's public names)
@@ -25,7 +26,10 @@ from evals.scoring.registry import (  # noqa: F401  (re-exported: the registry's
 )
 from evals.sources.dataset import normalise
 
-load_plugins()  # plug-ins first: their scorers keep their place ahead of the generic ones
+try:
+    load_plugins()  # plug-ins first: their scorers keep their place ahead of the generic ones
+except ConfigError:
+    pass  # raised again, as one line, when a command first asks the registry (inside its guard)
 
 
 def _missing(calls) -> list[str]:
@@ -116,6 +120,7 @@ def policy_judge_scorer(judge_spec: str = "offline", *, timeout: float = 60.0, f
 
 def select(names) -> dict[str, ScorerSpec]:
     """The registered scorers with these names, in registry order; an unknown name is a ConfigError."""
+    load_plugins()
     from evals.core.errors import ConfigError
 
     unknown = [n for n in names if n not in REGISTRY]
@@ -131,6 +136,7 @@ def registry(thresholds) -> dict[str, ScorerSpec]:
     list every registered scorer is required. A declared scorer without a bar, a bar without a
     scorer and a bar outside (0, 1] are ConfigErrors (exit 2, before any agent runs): a
     missing bar would silently drop its scorer from the verdict."""
+    load_plugins()
     from evals.core.errors import ConfigError
 
     bars = thresholds.bars()
@@ -153,6 +159,7 @@ def registry(thresholds) -> dict[str, ScorerSpec]:
 
 def make_evaluators(judge_spec: str = "offline", *, judge_timeout: float = 60.0, faults=()) -> list[dict]:
     """The evaluator list handed to evaluatorq, in registry (taxonomy) order."""
+    load_plugins()
     from evals.core.faults import wrap_evaluators
 
     evaluators = [{"name": s.name, "scorer": s.fn} if not s.is_judge else
