@@ -22,7 +22,7 @@ Every provider call goes through `call_with_retries`:
 
 Counts, limits and the `--max-model-calls` budget live in one *limits backend* per process:
 `LocalLimits` (this process's event loops) unless an executor installs another, e.g. the Ray
-executor's proxy to one actor that every worker asks (evals/ray_executor.py), so N workers
+executor's proxy to one actor that every worker asks (evals/jobs/ray_executor.py), so N workers
 against one key share one limit. Worker processes' counts reach the gate through `absorb`.
 """
 from __future__ import annotations
