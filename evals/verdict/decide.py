@@ -138,20 +138,6 @@ def runs_test(summary: Tally, reference: Reference, trials: int, alpha: float = 
             "reason": f"failing runs: {note}"}
 
 
-def _rarest(cells: dict[str, dict[str, CellCounts]], reference: Reference, rows: frozenset[str],
-            k: int = 3) -> list[str]:
-    """The failures now that the accepted run had least often: where to look first."""
-    found = []
-    for rid in rows:
-        for name, now in (cells.get(rid) or {}).items():
-            failed = now.failed
-            cell = reference.rows[rid].cells.get(name)
-            if failed and cell is not None:
-                found.append(((cell.failed + PRIOR) / (cell.passed + cell.failed + 2 * PRIOR), -failed, rid, name,
-                              f"{rid} / {name} (failed {failed} now, {cell.failed}/{cell.passed + cell.failed} accepted)"))
-    return [x[-1] for x in sorted(found)[:k]]
-
-
 def _without(part: _T, unknown: set[str]) -> _T:
     """A summary's numbers without these scorers' verdicts."""
     cells = {rid: {n: c for n, c in per.items() if n not in unknown} for rid, per in part.cells.items()}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from math import floor, log
 from pathlib import Path
 from typing import Any
 
@@ -57,31 +56,6 @@ class Reference(BaseModel):
     seeds: list[int]
     rows: dict[str, RowRef]
 
-    def critical_p(self, trials: int, alpha: float, cap: float = 0.05) -> float:
-        """The p-value at or below which a row counts as regressed in a gate of `trials` runs
-        per row: a max-statistic calibrated on the accepted runs themselves. The accepted seeds
-        are cut into blocks of `trials`; each block is judged against the rest as if it were a
-        new gate of the unchanged version; the threshold is set so at most a fraction `alpha`
-        of those blocks would have raised a false alarm, and never above `cap` (a single row's
-        own significance level). Noisy rows therefore make the test stricter for everyone; in
-        a quiet accepted run a row that never failed is flagged by its first failure (20/20
-        then 1/1: p = 0.024)."""
-        blocks = self.blocks(trials)
-        if not blocks:
-            return 0.0
-        failing = [(row.failed_seeds(), row.runs) for row in self.rows.values()]
-        minima = []
-        for block in blocks:
-            inside, low = set(block), 1.0
-            for seeds, runs in failing:
-                if f := len(seeds & inside):
-                    low = min(low, tail(f, trials, len(seeds) - f, runs - trials))
-            minima.append(low)
-        minima.sort()
-        allowed = floor(alpha * len(blocks) + 1e-9)  # blocks that may fire
-        if allowed >= len(minima):
-            return cap
-        return min(cap, minima[allowed] * (1 - 1e-9))  # strictly below the first block too many
 
     def scorers(self) -> set[str]:
         return {name for row in self.rows.values() for name in row.cells}
@@ -92,84 +66,9 @@ class Reference(BaseModel):
                 for rid, row in self.rows.items()}
         return self.model_copy(update={"rows": rows})
 
-    def blocks(self, trials: int) -> list[list[int]]:
-        """Every run of `trials` consecutive accepted seeds (overlapping: more blocks, a steadier quantile)."""
-        return [self.seeds[i:i + trials] for i in range(0, len(self.seeds) - trials + 1)]
-
-    def run_stats(self, cells: dict[str, dict[str, list[int]]], failed_runs: dict[str, list[int]]) -> dict[str, float]:
-        """A gate's failing-runs statistics (see RUN_STATS), over the rows the reference holds."""
-        count = sum(f for rid, (_, f) in failed_runs.items() if rid in self.rows)
-        failures = [(f, cell.failed, cell.passed + cell.failed)
-                    for rid, per in cells.items() if rid in self.rows
-                    for name, (_, f, _) in per.items()
-                    if f and (cell := self.rows[rid].cells.get(name)) is not None]
-        return {"count": count, **_weighted(failures)}
-
-    def null_stats(self, trials: int, rows: frozenset[str]) -> list[dict[str, float]]:
-        """The same statistics for every block of `trials` accepted seeds, judged as a new gate
-        of the unchanged version: each block's failures are weighted by the rates of the *other*
-        accepted seeds (left out, as a new gate's seeds are), so a row x scorer that failed only
-        inside the block counts as never failing, as it would in a fresh gate."""
-        key = (id(self.rows), trials, rows)
-        hit = _NULL_CACHE.get(key)
-        if hit is not None and hit[0] is self.rows:  # the entry holds its rows, so their id is not reused
-            return hit[1]
-        share = trials / max(1, len(self.seeds))
-        out = []
-        for block in self.blocks(trials):
-            inside, failing, failures = set(block), 0, []
-            for rid in sorted(rows):
-                row = self.rows[rid]
-                failed_here: set[int] = set()
-                for cell in row.cells.values():
-                    seeds = [s for s in cell.failed_seeds if s in inside]
-                    failed_here.update(seeds)
-                    if seeds:
-                        failures.append((len(seeds), cell.failed - len(seeds),
-                                         (cell.passed + cell.failed) * (1 - share)))
-                failing += len(failed_here)
-            out.append({"count": failing, **_weighted(failures)})
-        if len(_NULL_CACHE) > 64:
-            _NULL_CACHE.clear()
-        _NULL_CACHE[key] = (self.rows, out)
-        return out
-
-    def runs_critical(self, trials: int, rows: frozenset[str], alpha: float) -> float:
-        """The p at or below which the failing-runs test fires: the smallest of the statistics'
-        empirical p-values is a max-statistic, calibrated on the accepted blocks so that at most
-        a fraction `alpha` of them would fire (one false-alarm budget for all three)."""
-        null = self.null_stats(trials, rows)
-        if not null:
-            return 0.0
-        columns = {k: [x[k] for x in null] for k in RUN_STATS}
-        minima = sorted(min(empirical_p(x[k], columns[k]) for k in RUN_STATS) for x in null)
-        allowed = floor(alpha * len(minima) + 1e-9)
-        return 1.0 if allowed >= len(minima) else minima[allowed] * (1 - 1e-9)
-
 
 # The failing-runs test's statistics: three score statistics for three ways a version can get
 # diffusely worse than the accepted one (evals/verdict/decide.py: runs_test).
-RUN_STATS = {
-    "count": "runs that failed some scorer (failures up where failures were usual: rates x k)",
-    "surprise": "failures weighted by -log of their accepted rate, in nats (rates up in log terms)",
-    "novelty": "failures weighted by 1 / their accepted rate (a failure mode added where the accepted "
-               "version (almost) never failed: rates + e)",
-}
-
-
-def _weighted(failures: list[tuple[int, float, float]]) -> dict[str, float]:
-    """surprise and novelty of (failures now, accepted failures, accepted applicable runs)."""
-    surprise = novelty = 0.0
-    for f, failed, applicable in failures:
-        rate = (failed + PRIOR) / (applicable + 2 * PRIOR)  # Jeffreys estimate
-        surprise -= f * log(rate)
-        novelty += f / rate
-    return {"surprise": surprise, "novelty": novelty}
-
-
-def empirical_p(value: float, null: list[float]) -> float:
-    """(1 + null values at or above it) / (1 + null values)."""
-    return (1 + sum(1 for x in null if x >= value - 1e-9)) / (1 + len(null))
 
 
 def tail(failed_now: int, runs_now: int, failed_before: int, runs_before: int) -> float:
