@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from math import comb
 
 import pytest
@@ -194,3 +195,61 @@ def test_cli_verdict_is_the_shared_decision_and_is_stored(tmp_path, capsys):
     assert main([str(a), str(a), "--out", str(tmp_path / "same.json")]) == 0
     assert load_record(tmp_path / "same.json").verdict.line == \
         "PASS: no scorer significantly worse than v2 (A) (Holm, family-wise 0.05)"
+
+
+# -- big files: each side read in a process of its own (evals/gate/sides.py) ----------------------
+
+def _outcome(capsys, argv):
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("flag", [[], ["--fail-on-regression"]])
+def test_sides_read_in_parallel_give_what_one_process_gives(tmp_path, capsys, monkeypatch, flag):
+    from evals.gate import sides
+
+    a, b = write_pair(tmp_path)
+    serial = _outcome(capsys, [str(a), str(b), *flag])
+    pids, real_read = tmp_path / "pids", sides.read_side
+
+    def read_side(path, *, lean):  # notes which process read each side
+        with pids.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        return real_read(path, lean=lean)
+
+    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)  # every file counts as big
+    monkeypatch.setattr(sides, "read_side", read_side)
+    parallel = _outcome(capsys, [str(a), str(b), *flag])
+    assert parallel == serial and serial[0] == (1 if flag else 0)
+    readers = pids.read_text().split()
+    assert len(set(readers)) == 2 and str(os.getpid()) not in readers  # two other processes
+    monkeypatch.setattr(sides, "read_side", real_read)
+    # and the full path (the runs written out) stores the same comparison
+    assert main([str(a), str(b), *flag, "--out", str(tmp_path / "full.json")]) == serial[0]
+    capsys.readouterr()
+    full = load_record(tmp_path / "full.json")
+    lean = sides.read_sides([str(a), str(b)], lean=True)
+    from evals.verdict.comparison import combined
+
+    again = combined(lean[1].record.meta, full.rows, "v2", "v3", summaries=(lean[0].summary, lean[1].summary),
+                     tables=(lean[0].table, lean[1].table))
+    assert again.comparison == full.comparison
+    assert {k: s.model_dump() for k, s in again.summary.items()} == {k: s.model_dump() for k, s in full.summary.items()}
+
+
+def test_a_side_read_in_another_process_fails_with_its_own_line(tmp_path, capsys, monkeypatch):
+    from evals.gate import sides
+
+    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
+    a, b = write_pair(tmp_path)
+    data = json.loads(b.read_text())
+    data["runs"][0]["verdicts"]["refund_outcome"]["passed"] = not data["runs"][0]["verdicts"]["refund_outcome"]["passed"]
+    b.write_text(json.dumps(data))  # edited after it was written: the digest no longer matches
+    code, out, err = _outcome(capsys, [str(a), str(b)])
+    assert code == 2 and err.strip().splitlines() == [f"error: {b}: digest mismatch: meta, plan, rows or runs "
+                                                      "changed after the file was written"]
+    data["meta"]["complete"] = False
+    b.write_text(json.dumps(data))
+    code, out, err = _outcome(capsys, [str(tmp_path / "missing.json"), str(b)])
+    assert code == 2 and err.strip() == f"error: {tmp_path / 'missing.json'}: no such results file"

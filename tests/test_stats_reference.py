@@ -4,6 +4,7 @@ step-down against statsmodels' multipletests, and what the correction changes fo
 --fail-on-regression."""
 from __future__ import annotations
 
+import dataclasses
 import random
 from decimal import Decimal, localcontext
 from math import comb
@@ -131,7 +132,7 @@ def test_eight_scorers_each_at_p_003_no_longer_flag():
 def test_a_clear_regression_on_one_scorer_still_flags_among_eight():
     names, base, cand = _eight_scorer_runs(0, 0)
     for k in range(20):  # scorer_3 now fails 20 pairs it passed
-        cand[k].verdicts["scorer_3"] = cand[k].verdicts["scorer_3"].model_copy(update={"passed": False})
+        cand[k].verdicts["scorer_3"] = dataclasses.replace(cand[k].verdicts["scorer_3"], passed=False)
     out = compare(base, cand, names, baseline="v2", candidate="v3")
     s = out["scorers"]["scorer_3"]
     assert s["b"] == 20 and s["p_holm"] == s["p_value"] < 1e-5  # the only scorer with a discordant pair

@@ -31,13 +31,14 @@ import argparse
 from rich.markup import escape
 
 from evals.core.errors import ConfigError
-from evals.gate.recheck import check_reruns
+from evals.gate.sides import read_sides
 from evals.output.comparison_table import print_comparison
 from evals.output.console import console
-from evals.record.results import load_record, plan_of, planned_file, save_record
+from evals.record.results import plan_of, planned_file, save_record
 from evals.verdict.comparison import (
     _label,
     align,
+    combined,
     combined_record,
     regressions,
 )
@@ -73,12 +74,11 @@ def main(argv: list[str] | None = None) -> int:
         if path:
             cli.check_new_file(path, flag, force=a.force,
                                inputs=[a.baseline, a.candidate, a.out, a.report, a.junit if flag != "--junit" else None])
-    rec_a, rec_b = load_record(a.baseline), load_record(a.candidate)  # each checked against its plan
-    check_reruns(rec_a, a.baseline)
-    check_reruns(rec_b, a.candidate)
-    for path, rec in ((a.baseline, rec_a), (a.candidate, rec_b)):
-        if line := rec.incomplete():  # no comparison over part of the runs
-            raise ConfigError(f"{path}: {line}; finish it with --resume {path} before comparing")
+    # the runs themselves are needed only to write them out; else each side is read, checked
+    # and reduced where it is parsed (in parallel for big files: evals/gate/sides.py)
+    lean = not (a.out or a.report or a.junit or a.markdown or a.allow_different_rows)
+    side_a, side_b = read_sides([a.baseline, a.candidate], lean=lean)
+    rec_a, rec_b = side_a.record, side_b.record
     rows, note = align(rec_a, rec_b, a.allow_different_rows)
     if note:
         console.print(note)
@@ -86,7 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[yellow]warning[/]: the runs used different judges ({rec_a.meta.judge} vs "
                       f"{rec_b.meta.judge}); policy_judge differences mix agent and judge changes")
     base_label, cand_label = _label(rec_a, rec_b, "A"), _label(rec_b, rec_a, "B")
-    record = combined_record(rec_a, rec_b, rows, base_label, cand_label)
+    if lean:  # every row on both sides (align refused anything else): the sides' own summaries hold
+        record = combined(rec_b.meta, rows, base_label, cand_label, summaries=(side_a.summary, side_b.summary),
+                          tables=(side_a.table, side_b.table))
+    else:
+        record = combined_record(rec_a, rec_b, rows, base_label, cand_label)
     record.meta.compared_files = {"baseline": str(a.baseline), "candidate": str(a.candidate),
                                   "fail_on_regression": str(a.fail_on_regression).lower()}
     record.plan = plan_of(record, seeds={cand_label: list(rec_b.meta.seeds), base_label: list(rec_a.meta.seeds)},

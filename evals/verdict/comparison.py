@@ -11,6 +11,7 @@ have p = 1 and cannot be flagged."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from evals.core.errors import ConfigError
 from evals.record.results import Record, RunResult
@@ -27,40 +28,67 @@ METHOD = {"difference": "candidate - baseline over pairs where both verdicts app
                   f"better: Holm-adjusted p < {ALPHA} and difference > 0"}
 
 
-def _by_key(runs: list[RunResult]) -> dict[tuple[str, int], RunResult]:
-    # A resumed run may hold a (row, trial) twice; the later one is the one that counts.
-    return {r.key: r for r in runs}
+@dataclass
+class VerdictTable:
+    """One side's verdicts as columns, the only thing a comparison reads: the (row, trial) keys,
+    and per scorer each run's passed (None: n/a or no verdict) and explanation, in key order.
+    Small and plain, so a side can be built where its results file is read (another process,
+    evals/gate/sides.py) and handed over cheaply."""
+    keys: list[tuple[str, int]]
+    passed: dict[str, list[bool | None]]
+    explanations: dict[str, list[str]]
 
-
-def _explanation(run: RunResult, name: str) -> str:
-    v = run.verdicts.get(name)
-    return "" if v is None else v.explanation
+    @classmethod
+    def of(cls, runs: list[RunResult], names: list[str] | None = None) -> VerdictTable:
+        # A resumed run may hold a (row, trial) twice; the later one is the one that counts.
+        last = {r.key: r for r in runs}
+        names = scorer_names(runs) if names is None else names
+        keys = list(last)
+        verdicts = [last[k].verdicts for k in keys]
+        passed, explanations = {}, {}
+        for name in names:
+            cells = [vs[name] if name in vs else None for vs in verdicts]
+            passed[name] = [None if v is None else v.passed for v in cells]
+            explanations[name] = ["" if v is None else v.explanation for v in cells]
+        return cls(keys, passed, explanations)
 
 
 def compare(baseline_runs: list[RunResult], candidate_runs: list[RunResult], scorer_names: list[str], *,
             baseline: str, candidate: str) -> dict:
     """The comparison section of a results record. Pure: the same runs give the same dict."""
-    base, cand = _by_key(baseline_runs), _by_key(candidate_runs)
-    keys = sorted(base.keys() & cand.keys())
+    return compare_tables(VerdictTable.of(baseline_runs, scorer_names), VerdictTable.of(candidate_runs, scorer_names),
+                          scorer_names, baseline=baseline, candidate=candidate)
+
+
+def compare_tables(base: VerdictTable, cand: VerdictTable, scorer_names: list[str], *,
+                   baseline: str, candidate: str) -> dict:
+    """compare() over two sides' verdict tables."""
+    base_at = {k: i for i, k in enumerate(base.keys)}
+    cand_at = {k: i for i, k in enumerate(cand.keys)}
+    keys = sorted(base_at.keys() & cand_at.keys())
+    bi, ci = [base_at[k] for k in keys], [cand_at[k] for k in keys]
     scorers: dict[str, dict] = {}
     regressed: list[dict] = []
     fixed: list[dict] = []
+    none = [None] * max(len(base.keys), len(cand.keys))
     # one column of verdicts per side and scorer, counted by Counter: comprehensions, not a
     # branching loop, so 100k pairs x 8 scorers take a fraction of a second
-    base_v, cand_v = [base[k].verdicts for k in keys], [cand[k].verdicts for k in keys]
     for name in scorer_names:
-        was = [None if (v := vs.get(name)) is None else v.passed for vs in base_v]
-        now = [None if (v := vs.get(name)) is None else v.passed for vs in cand_v]
+        base_col, cand_col = base.passed.get(name, none), cand.passed.get(name, none)
+        was, now = [base_col[i] for i in bi], [cand_col[i] for i in ci]
         counts = Counter(zip(was, now, strict=True))
         # a (pass on both), b (pass -> fail), c (fail -> pass), d (fail on both); a pair n/a (or
         # missing) on either side is not a comparable pair
         a, b, c, d = (counts[True, True], counts[True, False], counts[False, True], counts[False, False])
         n = a + b + c + d
         skipped = len(keys) - n
-        for flips, kind, count in ((regressed, (True, False), b), (fixed, (False, True), c)):
-            if count:
-                flips += [_flip(keys[i], name, base[keys[i]], cand[keys[i]])
-                          for i, pair in enumerate(zip(was, now, strict=True)) if pair == kind]
+        if b or c:
+            base_why, cand_why = base.explanations.get(name), cand.explanations.get(name)
+            for j, pair in enumerate(zip(was, now)):
+                if pair[0] is not pair[1] and None not in pair:
+                    (regressed if pair[0] else fixed).append(
+                        {"row_id": keys[j][0], "trial": keys[j][1], "scorer": name,
+                         "baseline_explanation": base_why[bi[j]], "candidate_explanation": cand_why[ci[j]]})
         diff, low, high = newcombe_paired_interval(a, b, c, d)
         scorers[name] = {
             "n": n, "baseline_mean": (a + b) / n if n else None, "candidate_mean": (a + c) / n if n else None,
@@ -75,8 +103,8 @@ def compare(baseline_runs: list[RunResult], candidate_runs: list[RunResult], sco
         s["p_holm"] = adjusted.get(name, 1.0)
         significant = name in adjusted and s["p_holm"] < ALPHA
         s["worse"], s["better"] = significant and s["diff"] < 0, significant and s["diff"] > 0
-    only_base = sorted(base.keys() - cand.keys())
-    only_cand = sorted(cand.keys() - base.keys())
+    only_base = sorted(base_at.keys() - cand_at.keys())
+    only_cand = sorted(cand_at.keys() - base_at.keys())
     return {
         "baseline": baseline, "candidate": candidate, "alpha": ALPHA, "method": METHOD,
         "correction": "holm", "family_size": len(family),
@@ -89,11 +117,6 @@ def compare(baseline_runs: list[RunResult], candidate_runs: list[RunResult], sco
         "better": [n for n, s in scorers.items() if s["better"]],
         "flips": {"regressed": regressed, "fixed": fixed},
     }
-
-
-def _flip(key: tuple[str, int], name: str, was: RunResult, now: RunResult) -> dict:
-    return {"row_id": key[0], "trial": key[1], "scorer": name,
-            "baseline_explanation": _explanation(was, name), "candidate_explanation": _explanation(now, name)}
 
 
 def _num(v, fmt: str = ".3f") -> str:
@@ -158,15 +181,30 @@ def align(a, b, allow_different_rows: bool) -> tuple[list[dict], str | None]:
 def combined_record(a, b, rows: list[dict], base_label: str, cand_label: str):
     """One record holding both sides (relabelled), so the report reads it like a --baseline run."""
     keep = {r["id"] for r in rows}
-    base_runs = [r.model_copy(update={"version": base_label}) for r in a.runs_for(a.meta.version) if r.row_id in keep]
-    cand_runs = [r.model_copy(update={"version": cand_label}) for r in b.runs_for(b.meta.version) if r.row_id in keep]
-    meta = b.meta.model_copy(update={"version": cand_label, "baseline": base_label,
-                                     "compared_files": None})
-    record = Record(meta=meta, rows=rows, runs=cand_runs + base_runs)
-    bars = b.meta.thresholds if isinstance(b.meta.thresholds, dict) else {}
-    by_id = record.row_by_id()
-    record.summary = {cand_label: summarise(cand_runs, by_id, bars, b.meta.trials),
-                      base_label: summarise(base_runs, by_id, bars, a.meta.trials)}
-    names = list(dict.fromkeys(scorer_names(cand_runs) + scorer_names(base_runs)))
-    record.comparison = compare(base_runs, cand_runs, names, baseline=base_label, candidate=cand_label)
+    base_runs = [r for r in a.runs_for(a.meta.version) if r.row_id in keep]
+    cand_runs = [r for r in b.runs_for(b.meta.version) if r.row_id in keep]
+    by_id = {r["id"]: r for r in rows}
+    record = combined(b.meta, rows, base_label, cand_label,
+                      summaries=(summarise(base_runs, by_id, {}, a.meta.trials),
+                                 summarise(cand_runs, by_id, {}, b.meta.trials)),
+                      tables=(VerdictTable.of(base_runs), VerdictTable.of(cand_runs)))
+    record.runs = ([r.model_copy(update={"version": cand_label}) for r in cand_runs]
+                   + [r.model_copy(update={"version": base_label}) for r in base_runs])
+    return record
+
+
+def combined(meta_b, rows: list[dict], base_label: str, cand_label: str, *, summaries, tables) -> Record:
+    """The combined record from each side's summary and verdict table (over `rows`), without
+    runs: evals/gate/sides.py reads each side where its file is parsed and hands over only these."""
+    bars = meta_b.thresholds if isinstance(meta_b.thresholds, dict) else {}
+    base_summary, cand_summary = summaries
+    for summary in summaries:  # the candidate's bars on both sides, as the report shows them
+        for name, entry in summary.scorers.items():
+            entry.bar = bars.get(name)
+    meta = meta_b.model_copy(update={"version": cand_label, "baseline": base_label, "compared_files": None})
+    record = Record(meta=meta, rows=rows, runs=[])
+    record.summary = {cand_label: cand_summary, base_label: base_summary}
+    base_table, cand_table = tables
+    names = list(dict.fromkeys([*cand_table.passed, *base_table.passed]))
+    record.comparison = compare_tables(base_table, cand_table, names, baseline=base_label, candidate=cand_label)
     return record
