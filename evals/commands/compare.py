@@ -30,7 +30,6 @@ import argparse
 
 from rich.markup import escape
 
-from evals.core.errors import ConfigError
 from evals.gate.sides import read_sides
 from evals.output.comparison_table import print_comparison
 from evals.output.console import console

@@ -84,7 +84,7 @@ def compare_tables(base: VerdictTable, cand: VerdictTable, scorer_names: list[st
         skipped = len(keys) - n
         if b or c:
             base_why, cand_why = base.explanations.get(name), cand.explanations.get(name)
-            for j, pair in enumerate(zip(was, now)):
+            for j, pair in enumerate(zip(was, now, strict=True)):
                 if pair[0] is not pair[1] and None not in pair:
                     (regressed if pair[0] else fixed).append(
                         {"row_id": keys[j][0], "trial": keys[j][1], "scorer": name,
