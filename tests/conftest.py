@@ -9,3 +9,9 @@ def openai_env(monkeypatch):
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-123456")
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     return use
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_dir(tmp_path_factory, monkeypatch):
+    """No test reads or writes the user's cache (evals/gate/sides.py remembers big results files)."""
+    monkeypatch.setenv("EVALS_CACHE_DIR", str(tmp_path_factory.mktemp("evals-cache")))

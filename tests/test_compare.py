@@ -219,6 +219,7 @@ def test_sides_read_in_parallel_give_what_one_process_gives(tmp_path, capsys, mo
         return real_read(path, lean=lean)
 
     monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)  # every file counts as big
+    monkeypatch.setenv("EVALS_SIDE_CACHE", "0")  # read every time, not served from the cache
     monkeypatch.setattr(sides, "read_side", read_side)
     parallel = _outcome(capsys, [str(a), str(b), *flag])
     assert parallel == serial and serial[0] == (1 if flag else 0)
@@ -253,3 +254,55 @@ def test_a_side_read_in_another_process_fails_with_its_own_line(tmp_path, capsys
     b.write_text(json.dumps(data))
     code, out, err = _outcome(capsys, [str(tmp_path / "missing.json"), str(b)])
     assert code == 2 and err.strip() == f"error: {tmp_path / 'missing.json'}: no such results file"
+
+
+def test_a_big_side_is_remembered_by_its_bytes_and_read_again_when_they_change(tmp_path, capsys, monkeypatch):
+    from evals.gate import sides
+
+    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
+    monkeypatch.setenv("EVALS_CACHE_DIR", str(tmp_path / "cache"))
+    a, b = write_pair(tmp_path)
+    first = _outcome(capsys, [str(a), str(b), "--fail-on-regression"])
+    entries = sorted((tmp_path / "cache" / "sides").glob("*.json"))
+    assert len(entries) == 2 and all(e.stat().st_mode & 0o077 == 0 for e in entries)
+
+    def no_reading(path, *, lean):
+        raise AssertionError(f"{path} was read, not served from the cache")
+
+    real_read = sides.read_side
+    monkeypatch.setattr(sides, "read_side", no_reading)
+    assert _outcome(capsys, [str(a), str(b), "--fail-on-regression"]) == first  # both served, same verdict
+    # one byte of B changes (a verdict edited, the digest left as it was): B is read and refused
+    monkeypatch.setattr(sides, "read_side", real_read)
+    b.write_text(b.read_text().replace('"passed": false', '"passed": true', 1))
+    code, _, err = _outcome(capsys, [str(a), str(b)])
+    assert code == 2 and "digest mismatch" in err
+    # a damaged entry is a miss: the file is read again and the entry rewritten
+    write_pair(tmp_path)
+    for e in entries:
+        e.write_text('{"record": 1}')
+    assert _outcome(capsys, [str(a), str(b), "--fail-on-regression"]) == first
+    assert all(e.read_text() != '{"record": 1}' for e in entries)
+
+
+def test_the_side_cache_can_be_switched_off(tmp_path, capsys, monkeypatch):
+    from evals.gate import sides
+
+    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
+    monkeypatch.setenv("EVALS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("EVALS_SIDE_CACHE", "0")
+    a, b = write_pair(tmp_path)
+    assert main([str(a), str(b)]) == 0
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_written_big_record_is_remembered_for_compare(tmp_path, capsys, monkeypatch):
+    from evals.gate import sides
+
+    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
+    monkeypatch.setenv("EVALS_CACHE_DIR", str(tmp_path / "cache"))
+    a, b = write_pair(tmp_path)
+    sides.remember(a)
+    sides.remember(b)
+    monkeypatch.setattr(sides, "read_side", lambda path, *, lean: pytest.fail(f"{path} read again"))
+    assert main([str(a), str(b)]) == 0

@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from evals.core.errors import ConfigError
+from evals.gate.sides import remember
 from evals.output.console import console
 from evals.record.results import Record, load_record, plan_of, save_record
 
@@ -252,6 +253,7 @@ def _finish(a: argparse.Namespace, record: Record, reference, missing: set, out:
     record = load_record(out)  # read back as every reader reads it
     verdict = recompute(record, out)
     save_record(record, out)
+    remember(out)  # a big record: compare's first reading of it is then a cache hit
     n = record.meta.shard["count"]
     console.print(f"merged {n} shard(s): {len(record.rows)} rows, {len(record.runs_for(record.meta.version))} gate "
                   f"runs, {len(record.runs_for(record.meta.version, 'confirm'))} confirmation reruns",

@@ -6,16 +6,24 @@ validate, digest), and the two files are independent. So, when the runs themselv
 needed (no --out/--report/--junit/--markdown), each big file is read in a forked process of its
 own: the two are read at once, each process hands back a few MB and exits without tearing its
 objects down. Every check is the same as in-process (load_record, the reruns, completeness);
-a check that fails there fails here, with the same one line."""
+a check that fails there fails here, with the same one line.
+
+A big file's reduced side is also remembered (SideCache), keyed by the sha256 of the file's
+exact bytes and of this library's code: reading the same file again (a baseline compared with
+every new candidate) costs hashing it, not parsing it. Any other byte is another key, so an
+edited file is read and checked in full again; the cache holds only JSON data, validated on read."""
 from __future__ import annotations
 
 import gc
+import hashlib
 import multiprocessing
 import os
 import pickle
 import traceback
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+
+import orjson
 
 from evals.core.errors import ConfigError, RecordError
 from evals.gate.recheck import check_reruns
@@ -35,6 +43,72 @@ class Side:
     table: VerdictTable | None = None  # lean: the same runs' verdicts
 
 
+class SideCache:
+    """Reduced sides of big results files on disk: <dir>/<sha256 of the file>.json, written
+    0600, at most KEEP entries (the oldest go). A missing, unreadable or malformed entry is a
+    miss; one that cannot be written is skipped (a cache never fails a command)."""
+    KEEP = 32
+
+    def __init__(self, directory: Path):
+        self.dir = directory
+
+    @classmethod
+    def default(cls) -> SideCache | None:
+        """$EVALS_CACHE_DIR/sides, else the user's cache directory; None: EVALS_SIDE_CACHE=0."""
+        if os.environ.get("EVALS_SIDE_CACHE", "1") == "0":
+            return None
+        base = os.environ.get("EVALS_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "evals"
+        return cls(Path(base) / "sides")
+
+    def key(self, raw: bytes) -> str:
+        return hashlib.sha256(_code_digest().encode() + hashlib.sha256(raw).digest()).hexdigest()
+
+    def get(self, key: str, path: str) -> Side | None:
+        try:
+            data = orjson.loads((self.dir / f"{key}.json").read_bytes())
+            table = VerdictTable(keys=[(str(r), int(t)) for r, t in data["table"]["keys"]],
+                                 passed=dict(data["table"]["passed"]), explanations=dict(data["table"]["explanations"]))
+            side = Side(str(path), Record.model_validate(data["record"]), VersionSummary.model_validate(data["summary"]),
+                        table)
+        except (OSError, ValueError, KeyError, TypeError):  # no entry, or not one we wrote: read the file
+            return None
+        n = len(table.keys)
+        if side.record.runs or any(len(c) != n for c in [*table.passed.values(), *table.explanations.values()]):
+            return None
+        return side
+
+    def put(self, key: str, side: Side) -> None:
+        data = {"record": side.record.model_dump(mode="json", by_alias=True), "summary": side.summary.model_dump(mode="json"),
+                "table": asdict(side.table)}
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            tmp = self.dir / f".{key}.{os.getpid()}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(orjson.dumps(data))
+            os.replace(tmp, self.dir / f"{key}.json")
+            entries = sorted(self.dir.glob("*.json"), key=lambda p: p.stat().st_mtime)
+            for old in entries[:-self.KEEP]:
+                old.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _code_digest() -> str:
+    """sha256 over this library's source: a side reduced by other code is another key."""
+    global _CODE
+    if _CODE is None:
+        root = Path(__file__).resolve().parents[1]
+        h = hashlib.sha256()
+        for f in sorted(root.rglob("*.py")):
+            h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
+        _CODE = h.hexdigest()
+    return _CODE
+
+
+_CODE: str | None = None
+
+
 def read_side(path: str | Path, *, lean: bool) -> Side:
     """One results file, checked (its plan, digest, reruns; complete), as a Side: lean, its
     summary and verdict table instead of its runs."""
@@ -49,18 +123,70 @@ def read_side(path: str | Path, *, lean: bool) -> Side:
                 summarise(runs, record.row_by_id(), {}, record.meta.trials), VerdictTable.of(runs))
 
 
+def remembered(path: str, cache: SideCache | None) -> tuple[str | None, Side | None]:
+    """(the file's cache key, its remembered side or None). No key: no cache, or unreadable
+    (read_side then gives its one line)."""
+    if cache is None:
+        return None, None
+    try:
+        raw = Path(path).read_bytes()
+    except OSError:
+        return None, None
+    key = cache.key(raw)
+    return key, cache.get(key, path)
+
+
+def read_big_side(path: str, cache: SideCache | None, key: str | None) -> Side:
+    """read_side(lean), remembered under key."""
+    side = read_side(path, lean=True)
+    if cache is not None and key is not None:
+        cache.put(key, side)
+    return side
+
+
+def remember(path: str | Path) -> None:
+    """After a command wrote a big complete results file: read it back once, as compare will, so
+    that compare's first reading of it is a cache hit. A file that does not read back cleanly is
+    not remembered (the reader that needs it gets its one line)."""
+    cache = SideCache.default()
+    if cache is None or _size(str(path)) < PARALLEL_FROM_BYTES:
+        return
+    key, side = remembered(str(path), cache)
+    if side is None and key is not None:
+        try:
+            read_big_side(str(path), cache, key)
+        except (ConfigError, RecordError):
+            pass
+
+
 def read_sides(paths: list[str], *, lean: bool) -> list[Side]:
-    """read_side of each path, in order; in parallel processes when lean, the files are big and
-    this platform can fork (else one after the other, here)."""
-    if not (lean and _can_fork() and len(paths) > 1 and all(_size(p) >= PARALLEL_FROM_BYTES for p in paths)):
+    """read_side of each path, in order. Big files, when lean: served from the cache when
+    remembered; the others read in parallel processes when there are several and this platform
+    can fork (else one after the other, here)."""
+    if not (lean and all(_size(p) >= PARALLEL_FROM_BYTES for p in paths)):
         return [read_side(p, lean=lean) for p in paths]
+    cache = SideCache.default()
+    found = [remembered(p, cache) for p in paths]
+    out: list[Side | None] = [side for _, side in found]
+    todo = [i for i, (_, side) in enumerate(found) if side is None]
+    if len(todo) > 1 and _can_fork():
+        read = _in_processes([(paths[i], cache, found[i][0]) for i in todo])
+    else:
+        read = [read_big_side(paths[i], cache, found[i][0]) for i in todo]
+    for i, side in zip(todo, read, strict=True):
+        out[i] = side
+    return out  # type: ignore[return-value]
+
+
+def _in_processes(jobs: list[tuple[str, SideCache | None, str | None]]) -> list[Side]:
+    """read_big_side of each job, each in a forked process, all at once."""
     import evals.gate.run  # noqa: F401  (what check_reruns imports: once here, not in each process)
 
     ctx = multiprocessing.get_context("fork")
     readers = []
-    for path in paths:
+    for path, cache, key in jobs:
         receive, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_reader, args=(send, path), daemon=True)
+        proc = ctx.Process(target=_reader, args=(send, path, cache, key), daemon=True)
         proc.start()
         send.close()
         readers.append((path, proc, receive))
@@ -84,13 +210,13 @@ def read_sides(paths: list[str], *, lean: bool) -> list[Side]:
     return out
 
 
-def _reader(send, path: str) -> None:
+def _reader(send, path: str, cache: SideCache | None, key: str | None) -> None:
     """In the forked process: read one side, send it (or its error), and exit at once: its
     objects die with the process, nobody waits for them to be freed."""
     gc.disable()  # nothing this short-lived process makes needs collecting
     try:
         try:
-            message = ("ok", pickle.dumps(read_side(path, lean=True), protocol=pickle.HIGHEST_PROTOCOL))
+            message = ("ok", pickle.dumps(read_big_side(path, cache, key), protocol=pickle.HIGHEST_PROTOCOL))
         except (ConfigError, RecordError, OSError, ImportError) as exc:  # one line in the parent, as in-process
             message = ("error", exc)
         except BaseException:  # a bug: its traceback, as text
