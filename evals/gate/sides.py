@@ -19,6 +19,7 @@ import hashlib
 import multiprocessing
 import os
 import pickle
+import sys
 import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -231,7 +232,9 @@ def _reader(send, path: str, cache: SideCache | None, key: str | None) -> None:
 
 
 def _can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
+    # Linux only: macOS has fork but frameworks loaded before it can make the child crash
+    # (Python itself defaults to spawn there), and Windows has none
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 def _size(path: str) -> int:
