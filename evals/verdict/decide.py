@@ -36,7 +36,6 @@ from evals.verdict.confirm import (
     ALPHA,
     ALPHA_ONE_STAGE,
     ANY,
-    SCREEN_P_AGG,
     Counts,
     Judged,
     accepted_units,
