@@ -19,7 +19,9 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
   rows) and the summed surprise, -ln of each row's own tail p (evidence_p: a few quiet rows that
   now fail a little).
 - Stage 2 reruns each flagged row on K fresh seeds (K chosen so a row that now fails 90% of its
-  runs is confirmed with probability 0.9), and the rows that failed a flagged total. A rerun's
+  runs is confirmed with probability 0.9), the rows that failed a flagged total (aggregate_reruns),
+  and, many more times, every row that failed a *quiet* unit, one the accepted run (nearly)
+  never failed (quiet_reruns: a diffuse change shows as such rows failing a little). A rerun's
   null is the row's rate as the accepted run and this gate saw it together (with_gate), so a
   rerun p is valid whatever stage 1 showed and chose. Flagged rows are tested on their reruns
   (Holm over the flagged rows, at ROW_SHARE of ALPHA). Every unit's total is one member of a
