@@ -262,7 +262,8 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
 def aggregate_reruns(trials: int) -> int:
     """Reruns per row of a flagged total (the rows that failed it now). Most of them are rows
     that fail now and then anyway, whose few more failures count for little in the reruns'
-    summed surprise: 20 reruns see a rise spread over them (a hotter model) as well as 40 did.
+    summed surprise: 20 reruns see a rise spread over them (a hotter model) nearly as well as 40
+    did, at half the cost (docs/validation-gate.md).
     Fewer at one or two trials, where a flagged total is thin evidence and mostly a fluke."""
     return min(K_AGG_MAX, max(K_AGG_MIN, K_AGG_PER_TRIAL * trials))
 
