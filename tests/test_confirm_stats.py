@@ -54,3 +54,24 @@ def test_a_reruns_null_includes_the_gates_runs():
     # two failures in ten reruns of a row that failed once in the gate: less surprising than
     # against the accepted run alone (which stage 1 did not choose the row by)
     assert unit_p(Counts(2, 10), with_gate(accepted, gate)) > 2 * unit_p(Counts(2, 10), accepted)
+
+
+def test_a_row_failing_where_the_accepted_run_never_did_is_rerun_many_times():
+    from evals.record.summaries import CellCounts, RunCount
+    from evals.verdict.confirm import aggregate_reruns, quiet_reruns, screen
+    from evals.verdict.reference import Cell, Reference, RowRef
+
+    def row(failed, runs):
+        return RowRef(sha="0", cells={"refund_outcome": Cell(passed=runs - failed, failed=failed,
+                                                             failed_seeds=list(range(failed)))})
+
+    # quiet: 0 of 100 accepted; noisy: 10 of 100; unsure: 0 of only 20 (a 2.4% Jeffreys rate)
+    ref = Reference(provenance={"version": "t"}, seeds=list(range(100)),
+                    rows={"quiet": row(0, 100), "noisy": row(10, 100), "unsure": row(0, 20), "idle": row(0, 100)})
+    cells = {rid: {"refund_outcome": CellCounts(passed=4, failed=1)} for rid in ("quiet", "noisy", "unsure")}
+    cells["idle"] = {"refund_outcome": CellCounts(passed=5, failed=0)}
+    runs = {rid: RunCount(runs=5, failed=c["refund_outcome"].failed) for rid, c in cells.items()}
+    found = screen(cells, runs, ref, trials=5)
+    assert quiet_reruns(5) == 60 > aggregate_reruns(5) and quiet_reruns(1) == 12
+    assert found.reruns["quiet"] == 60
+    assert found.reruns["noisy"] < 60 and found.reruns["unsure"] < 60 and "idle" not in found.reruns

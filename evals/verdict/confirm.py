@@ -19,7 +19,9 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
   rows) and the summed surprise, -ln of each row's own tail p (evidence_p: a few quiet rows that
   now fail a little).
 - Stage 2 reruns each flagged row on K fresh seeds (K chosen so a row that now fails 90% of its
-  runs is confirmed with probability 0.9), and the rows that failed a flagged total. A rerun's
+  runs is confirmed with probability 0.9), the rows that failed a flagged total (aggregate_reruns),
+  and, many more times, every row that failed a *quiet* unit, one the accepted run (nearly)
+  never failed (quiet_reruns: a diffuse change shows as such rows failing a little). A rerun's
   null is the row's rate as the accepted run and this gate saw it together (with_gate), so a
   rerun p is valid whatever stage 1 showed and chose. Flagged rows are tested on their reruns
   (Holm over the flagged rows, at ROW_SHARE of ALPHA). Every unit's total is one member of a
@@ -42,14 +44,16 @@ from evals.verdict.stats import beta_binomial_pmf, beta_binomial_sf, sum_upper_t
 
 ANY = SUMMARY_ANY  # the unit "some scorer failed in this run"
 SCREEN_P = 0.3  # stage 1 flags a row's unit at or below this tail p (liberal: stage 2 decides)
-SCREEN_P_AGG = 0.1  # stage 1 flags a scorer's total at or below this p (its rows are rerun; costs reruns, not false alarms)
+SCREEN_P_AGG = 0.25  # stage 1 flags a scorer's total at or below this p (its rows are rerun; costs reruns, not false alarms)
 ALPHA = 0.005  # family-wise false-confirmation rate of stage 2 (Holm over the flagged family)
 RERUNS_LEAN = 0.5  # a flagged total is confirmed only when its reruns alone have p <= this too
 ROW_SHARE = 0.5  # of ALPHA: the flagged rows' family; the rest: the flagged totals' family
 ALPHA_STAGE1_ROWS = 0.001  # a flagged row confirmed on the gate's runs alone (with reruns made: see judge)
 ALPHA_ONE_STAGE = 0.01  # the same family judged without reruns (--no-confirm, regrade of new flags)
 K_MIN, K_MAX = 3, 20  # reruns per flagged row (K_MAX grows to the gate's trials)
-K_AGG_MIN, K_AGG_PER_TRIAL, K_AGG_MAX = 5, 8, 40  # reruns per row of a flagged total (see aggregate_reruns)
+K_AGG_MIN, K_AGG_PER_TRIAL, K_AGG_MAX = 5, 8, 20  # reruns per row of a flagged total (see aggregate_reruns)
+QUIET_RATE = 0.015  # a unit is quiet when its accepted rate (Jeffreys mean) is at most this: 0-1 of 100, 0 of 50; not 0 of 20
+K_QUIET_MIN, K_QUIET_PER_TRIAL, K_QUIET_MAX = 5, 12, 60  # reruns of a row that failed a quiet unit (see quiet_reruns)
 POWER_RATE, POWER = 0.9, 0.9  # K: a row now failing 90% of its runs is confirmed with prob. >= 0.9
 EVIDENCE_STEP = 0.05  # the grid (in -ln p) of evidence_p's statistic
 CONFIRM_BASE, CONFIRM_STRIDE = 1_000_000_000, 4096  # confirmation seeds: far from any gate's own
@@ -247,16 +251,37 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
     for agg in out.aggregates:
         for rid in agg.rows:
             out.reruns[rid] = max(out.reruns.get(rid, 0), k_agg)
+    k_quiet = quiet_reruns(trials)
+    for rid in rows:
+        now, acc = seen[rid]
+        if any(now[u].failed and u in acc and quiet(acc[u]) for u in now):
+            out.reruns[rid] = max(out.reruns.get(rid, 0), k_quiet)
     return out
 
 
 def aggregate_reruns(trials: int) -> int:
-    """Reruns per row of a flagged total: a diffuse rise is thin on each row (a row that never
-    failed in 100 accepted runs now failing one run in seven), so its rows need many more
-    reruns than a broken row does: 40 reruns show such a row at p ~ 1e-3 (6 failures expected;
-    the accepted run's own uncertainty caps what fewer can show). Fewer at one or two trials,
-    where a flagged total is thin evidence and mostly a fluke."""
+    """Reruns per row of a flagged total (the rows that failed it now). Most of them are rows
+    that fail now and then anyway, whose few more failures count for little in the reruns'
+    summed surprise: 20 reruns see a rise spread over them (a hotter model) nearly as well as 40
+    did, at half the cost (docs/validation-gate.md).
+    Fewer at one or two trials, where a flagged total is thin evidence and mostly a fluke."""
     return min(K_AGG_MAX, max(K_AGG_MIN, K_AGG_PER_TRIAL * trials))
+
+
+def quiet(accepted: Counts) -> bool:
+    """The accepted run makes a failure of this unit rare, and is sure of it (enough runs)."""
+    return (accepted.failed + PRIOR) / (accepted.applicable + 2 * PRIOR) <= QUIET_RATE
+
+
+def quiet_reruns(trials: int) -> int:
+    """Reruns of a row that failed a *quiet* unit now (one the accepted run failed in at most
+    a Jeffreys-mean rate of at most QUIET_RATE), whether or not a total was flagged: a diffuse change (a safety
+    switch off) shows as rows that never failed now failing one run in ten, and such a row
+    needs many reruns to stand out against a rate the accepted run and this gate's own failure
+    leave uncertain (60 reruns of a row failing 10% against 0 of 100 accepted and 1 of 5 now:
+    p ~ 5e-3; 40: ~1e-2). Such failures are rare on an unchanged version (a fifth of five-trial
+    gates has one), so this costs little there."""
+    return min(K_QUIET_MAX, max(K_QUIET_MIN, K_QUIET_PER_TRIAL * trials))
 
 
 def _units_to_test(ps: dict[str, float], now: dict[str, Counts], acc: dict[str, Counts]) -> list[str]:

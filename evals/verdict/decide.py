@@ -36,7 +36,6 @@ from evals.verdict.confirm import (
     ALPHA,
     ALPHA_ONE_STAGE,
     ANY,
-    SCREEN_P_AGG,
     Counts,
     Judged,
     accepted_units,
@@ -50,7 +49,9 @@ from evals.verdict.reference import PRIOR, Reference
 from evals.verdict.stats import beta_binomial_pmf, sum_upper_tails
 
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
-ALPHA_MEANS = SCREEN_P_AGG  # where a scorer's total is flagged for reruns (its gate_bar)
+# the gate_bar shown: the mean the summed-failures test alone calls a drop at this level (a total
+# is flagged for reruns more liberally, at SCREEN_P_AGG, and on either of its two statistics)
+ALPHA_MEANS = 0.1
 ALPHA_ROWS = ALPHA_RUNS = ALPHA  # the confirmation family's level (names kept for old callers)
 ROW_P_CAP = 0.05
 _T = TypeVar("_T", bound=Tally)
@@ -208,7 +209,7 @@ def headline(reasons: list[str]) -> str:
 
 def decide(subject: Record | VersionSummary | None, reference: Reference | None = None,
            registry: dict | None = None, *, comparison: dict | None = None, fail_on_regression: bool = False,
-           interrupted: bool = False, alpha_means: float = SCREEN_P_AGG) -> Verdict:
+           interrupted: bool = False, alpha_means: float = ALPHA_MEANS) -> Verdict:
     """The verdict on one version's summary, or on a Record's candidate (an interrupted record
     is not judged). None: no summary (nothing ran).
 
@@ -237,7 +238,7 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
     unjudged: list[str] = []
     results: dict[str, ScorerResult] = {}
     names = list(summary.scorers)
-    per_scorer_alpha = alpha_means  # the gate_bar shown: the total at which stage 1 would flag
+    per_scorer_alpha = alpha_means  # the gate_bar shown (ALPHA_MEANS)
     if registry is not None:
         unjudged += [f"{n}: no bar" for n in names if n not in registry]
         unjudged += [f"{n}: no verdicts" for n in registry if n not in summary.scorers]
