@@ -67,10 +67,15 @@ def test_small_gate_passes_through_a_rate_limited_flaky_server(tmp_path, monkeyp
     a, b = by_run(local), by_run(http)
     assert all(r["turn"]["error"] is None for r in http["runs"])
     assert {k: r["verdicts"] for k, r in a.items()} == {k: r["verdicts"] for k, r in b.items()}
-    st = http["meta"]["model_calls"]["models"]["openai:offline"]
-    assert st["rate_limited"] > 0 and st["server_errors"] > 0  # the limits really bit ...
-    assert st["gave_up"] == 0 and st["retries"] == st["requests"] - st["ok"]  # ... and cost no run
-    assert st["requests_binding"] and st["min_limit"] < 8  # the concurrency limit backed off
+    models = http["meta"]["model_calls"]["models"]
+    # the agent and the judge share the server: which of them draws a seeded 5xx depends on the
+    # order their requests arrive in, so the limits are counted over both
+    assert sum(m["rate_limited"] for m in models.values()) > 0  # the limits really bit ...
+    assert sum(m["server_errors"] for m in models.values()) > 0
+    for m in models.values():  # ... and cost no run
+        assert m["gave_up"] == 0 and m["retries"] == m["requests"] - m["ok"]
+    limited = [m for m in models.values() if m["rate_limited"]]
+    assert all(m["requests_binding"] and m["min_limit"] < 8 for m in limited)  # whoever drew a 429 backed off
 
 
 def test_server_killed_mid_run_fails_every_unfinished_run_closed(tmp_path, monkeypatch):
