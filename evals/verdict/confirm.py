@@ -103,6 +103,12 @@ def with_gate(accepted: Counts, now: Counts | None) -> Counts:
     return Counts(accepted.failed + now.failed, accepted.applicable + now.applicable)
 
 
+def expected_failures(parts: list[tuple[Counts, Counts]]) -> float:
+    """The failures these (now, accepted) units make likely: each unit's runs now times its
+    accepted rate's Jeffreys mean."""
+    return sum(n.applicable * (a.failed + PRIOR) / (a.applicable + 2 * PRIOR) for n, a in parts)
+
+
 def aggregate_p(parts: list[tuple[Counts, Counts]]) -> float:
     """P(the total of failures over these (now, accepted) units is at least what it is): the
     exact tail of a sum of independent Beta-binomials (rows' runs are independent)."""
@@ -112,8 +118,6 @@ def aggregate_p(parts: list[tuple[Counts, Counts]]) -> float:
         return 1.0
     pmfs = [beta_binomial_pmf(n.applicable, a.failed + PRIOR, a.applicable - a.failed + PRIOR) for n, a in parts]
     return sum_upper_tails(pmfs, failed)[failed]
-
-
 
 
 def evidence_p(parts: list[tuple[Counts, Counts]]) -> float:
@@ -234,7 +238,7 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
                 if now[unit].failed:
                     failing.append(rid)
         p = TOTAL_TEST(parts)
-        expected = sum(n.applicable * (a.failed + PRIOR) / (a.applicable + 2 * PRIOR) for n, a in parts)
+        expected = expected_failures(parts)
         total = AggregateFlag(unit, p, failing, sum(n.failed for n, _ in parts), expected, bar=unit in below_bar)
         out.totals[unit] = total
         if p <= SCREEN_P_AGG or (unit in below_bar and failing):
@@ -391,9 +395,7 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
                                                               "expected": round(total.expected, 2)},
                                     "reruns": {"failed": sum(n.failed for n, _ in parts),
                                                "runs": sum(n.applicable for n, _ in parts),
-                                               "expected": round(sum(n.applicable * (a.failed + PRIOR)
-                                                                     / (a.applicable + 2 * PRIOR)
-                                                                     for n, a in parts), 2)}}))
+                                               "expected": round(expected_failures(parts), 2)}}))
     for kind, share in (("row", ROW_SHARE), ("aggregate", 1 - ROW_SHARE)):
         # two families, ALPHA split between them (Bonferroni), Holm within each: many weakly
         # flagged rows must not starve the test of a diffuse rise, nor the other way round

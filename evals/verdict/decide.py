@@ -41,6 +41,7 @@ from evals.verdict.confirm import (
     accepted_units,
     aggregate_p,
     confirm_seeds,
+    expected_failures,
     judge,
     screen,
     unit_label,
@@ -132,7 +133,7 @@ def runs_test(summary: Tally, reference: Reference, trials: int, alpha: float = 
              if ANY in accepted_units(reference, rid)]
     p = aggregate_p(parts)
     failed = sum(n.failed for n, _ in parts)
-    expected = sum(n.applicable * (a.failed + PRIOR) / (a.applicable + 2 * PRIOR) for n, a in parts)
+    expected = expected_failures(parts)
     note = (f"{failed} of {sum(n.applicable for n, _ in parts)} runs failed some scorer, {expected:.1f} expected "
             f"from the accepted run (p = {_p(p)})")
     return {"worse": p <= alpha, "p_value": p, "failed": failed, "expected": expected, "note": note,
