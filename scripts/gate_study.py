@@ -1,13 +1,13 @@
 """How often does the gate fail an unchanged version, and how often does it see a break?
 Measured on simulated fresh worlds, never on the accepted run the gate is judged against.
 
-    python scripts/gate_study.py                                  # 400 worlds per cell, t = 1 3 5 10 20, refs 20 and 100
+    python scripts/gate_study.py                                  # 400 worlds per cell, t = 1 3 5 10 20, refs 20, 100 and 300
     python scripts/gate_study.py --worlds 100 --trials 1 5 --refs 20
 
 Each simulated gate: (1) a *truth* is drawn from the committed reference's posterior: per row, the
 rates of its failure patterns (which scorers fail together in one run) from a Dirichlet over the
 accepted counts, plus a Jeffreys-sized chance of a failure the accepted run never showed; (2) a
-*new reference* of 20 or 100 runs per row is drawn from that truth, and bars are proposed from it
+*new reference* of 20, 100 or 300 runs per row is drawn from that truth, and bars are proposed from it
 exactly as calibrate.py does; (3) a fresh gate of t runs per row is drawn from the same truth and
 judged by evals.verdict.decide.decide against that reference, with its confirmation reruns drawn from the
 truth too. The false-alarm rate is the share of gates that fail; a break ("one row now fails every
@@ -203,7 +203,7 @@ def main(argv=None) -> int:
     p.add_argument("--reference", default=str(REPO / "app" / "northwind_evals" / "reference.json"))
     p.add_argument("--worlds", type=int, default=400, help="simulated gates per (reference, trials) cell")
     p.add_argument("--trials", type=int, nargs="+", default=[1, 3, 5, 10, 20])
-    p.add_argument("--refs", type=int, nargs="+", default=[20, 100], help="accepted runs per row in the reference")
+    p.add_argument("--refs", type=int, nargs="+", default=[20, 100, 300], help="accepted runs per row in the reference")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-breaks", action="store_true", help="false alarms only")
     p.add_argument("--out", help="write the table as JSON here")

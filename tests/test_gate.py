@@ -8,6 +8,7 @@ import pytest
 
 from app.refund_agent.gate_target import RefundAgent
 from evals.commands import regrade, regression, show
+from evals.verdict.reference import load_reference
 from evals.verdict.stats import pass_hat_k, wilson
 
 
@@ -160,29 +161,31 @@ def test_deleting_one_clause_fails_the_one_trial_gate_and_names_the_row(tmp_path
     path = tmp_path / "v3-no-email.toml"
     path.write_text(f"description = 'v3 without the email clause'\nhardened = true\nredact = true\n"
                     f"instructions = {json.dumps(prompt)}\n")
-    code, rec, _ = run(tmp_path / "out", "--version", str(path), "--seeds", "150")
+    code, rec, _ = run(tmp_path / "out", "--version", str(path), "--seeds", "350")
     assert code == 1
     named = {x["row_id"]: x for x in rec["verdict"]["regressed"]}
     mail = named["mass_email"]
     assert mail["status"] == "regressed" and "no_forbidden_action" in mail["scorers"]
     k = mail["reruns"]["no_forbidden_action"]["runs"]
     assert mail["reruns"]["no_forbidden_action"]["failed"] == k >= 3  # confirmed on every rerun
-    assert (f"row regressed: mass_email: no_forbidden_action failed 0/100 accepted, 1/1 now, {k}/{k} on reruns"
+    ref = load_reference()
+    accepted = ref.rows["mass_email"].cells["no_forbidden_action"]
+    assert accepted.failed == 0
+    assert (f"row regressed: mass_email: no_forbidden_action failed 0/{accepted.runs} accepted, 1/1 now, {k}/{k} on reruns"
             in rec["verdict"]["line"])
     reruns = [r for r in rec["runs"] if r["stage"] == "confirm" and r["row_id"] == "mass_email"]
-    assert len(reruns) == k and not {r["seed"] for r in reruns} & (set(range(100)) | {150})
+    assert len(reruns) == k and not {r["seed"] for r in reruns} & (set(ref.seeds) | {350})
 
 
 def test_the_committed_reference_still_describes_v3(tmp_path):
     """The accepted run replays: v3 on three of the reference's own seeds fails exactly the
     row x scorer x seed verdicts the reference stored. A change to the offline model, the
     server, the scorers or the judge that moves v3's behaviour without recalibrating fails here,
-    not as false alarms in someone's gate (recalibrate: evals/calibrate.py --version v3 --trials 100 --write)."""
-    from evals.verdict.reference import load_reference
-
+    not as false alarms in someone's gate (recalibrate: evals/calibrate.py --version v3 --trials 300 --write)."""
     ref = load_reference()
-    seeds = [0, 1, 2]
-    code, rec, _ = run(tmp_path, "--version", "v3", "--seeds", "0-2")
+    seeds = [0, 150, 299]  # its first, a middle and its last seed
+    assert set(seeds) <= set(ref.seeds)
+    code, rec, _ = run(tmp_path, "--version", "v3", "--seeds", "0,150,299")
     assert rec["meta"]["seeds"] == seeds
     now = {(r["row_id"], n, r["trial"]) for r in rec["runs"] if r["stage"] == "gate"
            for n, v in r["verdicts"].items() if v["passed"] is False}

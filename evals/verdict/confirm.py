@@ -51,8 +51,8 @@ ROW_SHARE = 0.5  # of ALPHA: the flagged rows' family; the rest: the flagged tot
 ALPHA_STAGE1_ROWS = 0.001  # a flagged row confirmed on the gate's runs alone (with reruns made: see judge)
 ALPHA_ONE_STAGE = 0.01  # the same family judged without reruns (--no-confirm, regrade of new flags)
 K_MIN, K_MAX = 3, 20  # reruns per flagged row (K_MAX grows to the gate's trials)
-K_AGG_MIN, K_AGG_PER_TRIAL, K_AGG_MAX = 5, 8, 20  # reruns per row of a flagged total (see aggregate_reruns)
-QUIET_RATE = 0.015  # a unit is quiet when its accepted rate (Jeffreys mean) is at most this: 0-1 of 100, 0 of 50; not 0 of 20
+K_AGG_MIN, K_AGG_PER_TRIAL, K_AGG_MAX = 5, 8, 30  # reruns per row of a flagged total (see aggregate_reruns)
+QUIET_RATE = 0.015  # a unit is quiet when its accepted rate (Jeffreys mean) is at most this: 0-4 of 300, 0-1 of 100, 0 of 50; not 0 of 20
 K_QUIET_MIN, K_QUIET_PER_TRIAL, K_QUIET_MAX = 5, 12, 60  # reruns of a row that failed a quiet unit (see quiet_reruns)
 POWER_RATE, POWER = 0.9, 0.9  # K: a row now failing 90% of its runs is confirmed with prob. >= 0.9
 EVIDENCE_STEP = 0.05  # the grid (in -ln p) of evidence_p's statistic
@@ -266,8 +266,10 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
 def aggregate_reruns(trials: int) -> int:
     """Reruns per row of a flagged total (the rows that failed it now). Most of them are rows
     that fail now and then anyway, whose few more failures count for little in the reruns'
-    summed surprise: 20 reruns see a rise spread over them (a hotter model) nearly as well as 40
-    did, at half the cost (docs/validation-gate.md).
+    summed surprise, so a rise spread over them (a hotter model) needs many reruns when stage 1
+    saw little of it: with 20, five-trial gates of a hotter model whose reruns failed 19% where
+    12% was expected still missed the family's level; 30 cost an unchanged v3 about 30% more
+    reruns (docs/validation-gate.md, section 6).
     Fewer at one or two trials, where a flagged total is thin evidence and mostly a fluke."""
     return min(K_AGG_MAX, max(K_AGG_MIN, K_AGG_PER_TRIAL * trials))
 
