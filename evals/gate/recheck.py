@@ -44,17 +44,20 @@ def reference_of(record: Record) -> Any:
     return reference
 
 
-def check_reruns(record: Record, path: Any = None, reference: Any = False) -> None:
+def check_reruns(record: Record, path: Any = None, reference: Any = False, *, runs: list | None = None,
+                 summary: Any = None) -> None:
     """Refuse (RecordError, one line) a record whose confirmation reruns are not the ones its
-    planned runs call for: a failing rerun deleted would turn a regressed row flaky."""
+    planned runs call for: a failing rerun deleted would turn a regressed row flaky. runs: the
+    record's runs when it holds none (RunViews); summary: its candidate's planned runs summarised
+    with its bars, when the caller has it."""
     from evals.gate.run import confirm_problem
     from evals.record.results import RecordError
 
-    if record.incomplete():
+    if record.incomplete(runs):
         return
     if reference is False:
         reference = reference_of(record)
-    if problem := confirm_problem(record, reference):
+    if problem := confirm_problem(record, reference, runs=runs, summary=summary):
         raise RecordError(f"{path or 'results file'}: {problem}")
 
 

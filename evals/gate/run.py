@@ -220,7 +220,7 @@ async def confirm_async(record: Record, reference: Any, settings: Settings, path
     return done
 
 
-def confirm_problem(record: Record, reference: Any) -> str | None:
+def confirm_problem(record: Record, reference: Any, *, runs: list | None = None, summary: Any = None) -> str | None:
     """Why the record's confirmation reruns are not the ones its planned runs call for, or None.
     The plan is recomputed from the planned runs (as the gate made it), so deleting a failing
     rerun, adding one, or editing meta.confirm's seeds cannot turn a regressed row flaky."""
@@ -228,14 +228,17 @@ def confirm_problem(record: Record, reference: Any) -> str | None:
 
     from evals.verdict.decide import plan_reruns
 
-    conf = record.meta.confirm
-    have = Counter((r.row_id, r.trial) for r in record.runs if r.stage == "confirm" and r.version == record.meta.version)
+    conf, m = record.meta.confirm, record.meta
+    runs = record.runs if runs is None else runs
+    have = Counter((r.row_id, r.trial) for r in runs if r.stage == "confirm" and r.version == m.version)
     if not conf or not conf.get("enabled") or record.meta.regraded_from:
         # no reruns planned (or regraded: today's scorers may flag other rows; those are judged in one stage)
         extra = [k for k in have if not conf or k[1] not in set((conf.get("rows") or {}).get(k[0], []))]
         return f"{len(extra)} confirmation rerun(s) the record did not plan, e.g. {extra[0]}" if extra else None
     bars = record.meta.thresholds
-    cand = summarise(record.runs_for(record.meta.version), record.row_by_id(), bars, record.meta.trials)
+    if (cand := summary) is None:
+        cand = summarise([r for r in runs if r.version == m.version and r.stage == "gate"], record.row_by_id(),
+                         bars, m.trials)
     plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars))
     want = Counter((rid, s) for rid, seeds in plan.items() for s in seeds)
     if {k: sorted(v) for k, v in (conf.get("rows") or {}).items()} != {k: sorted(v) for k, v in plan.items()}:

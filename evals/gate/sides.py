@@ -28,7 +28,7 @@ import orjson
 
 from evals.core.errors import ConfigError, RecordError
 from evals.gate.recheck import check_reruns
-from evals.record.results import Record, load_record
+from evals.record.results import Record, load_record, load_record_view
 from evals.record.summaries import VersionSummary
 from evals.verdict.comparison import VerdictTable
 from evals.verdict.summary import summarise
@@ -40,7 +40,7 @@ PARALLEL_FROM_BYTES = 4_000_000  # files this big are read in processes of their
 class Side:
     path: str
     record: Record  # without its runs when read lean
-    summary: VersionSummary | None = None  # lean: its own version's runs over all its rows (no bars)
+    summary: VersionSummary | None = None  # lean: its own version's runs over all its rows, without `failing`
     table: VerdictTable | None = None  # lean: the same runs' verdicts
 
 
@@ -112,16 +112,27 @@ _CODE: str | None = None
 
 def read_side(path: str | Path, *, lean: bool) -> Side:
     """One results file, checked (its plan, digest, reruns; complete), as a Side: lean, its
-    summary and verdict table instead of its runs."""
-    record = load_record(path)  # checked against its plan and digest
-    check_reruns(record, path)
-    if line := record.incomplete():  # no comparison over part of the runs
-        raise ConfigError(f"{path}: {line}; finish it with --resume {path} before comparing")
+    summary and verdict table instead of its runs (read as RunViews: evals/record/views.py)."""
     if not lean:
+        record = load_record(path)  # checked against its plan and digest
+        check_reruns(record, path)
+        _refuse_incomplete(record.incomplete(), path)
         return Side(str(path), record)
-    runs = record.runs_for(record.meta.version)
-    return Side(str(path), record.model_copy(update={"runs": []}),
-                summarise(runs, record.row_by_id(), {}, record.meta.trials), VerdictTable.of(runs))
+    record, runs = load_record_view(path)  # the same checks
+    _refuse_incomplete(record.incomplete(runs), path)
+    m = record.meta
+    own = [r for r in runs if r.version == m.version and r.stage == "gate"]
+    summary = summarise(own, record.row_by_id(), m.thresholds or {}, m.trials)  # once: the reruns' check reads it too
+    check_reruns(record, path, runs=runs, summary=summary)
+    # the failing runs, one by one, are the verdict table's to show (the comparison's flips); a
+    # big side would otherwise carry tens of thousands of them to the process that compares
+    summary.failing = []
+    return Side(str(path), record, summary, VerdictTable.of(own, list(summary.scorers)))
+
+
+def _refuse_incomplete(line: str | None, path: str | Path) -> None:
+    if line:  # no comparison over part of the runs
+        raise ConfigError(f"{path}: {line}; finish it with --resume {path} before comparing")
 
 
 def remembered(path: str, cache: SideCache | None) -> tuple[str | None, Side | None]:
@@ -182,6 +193,7 @@ def read_sides(paths: list[str], *, lean: bool) -> list[Side]:
 def _in_processes(jobs: list[tuple[str, SideCache | None, str | None]]) -> list[Side]:
     """read_big_side of each job, each in a forked process, all at once."""
     import evals.gate.run  # noqa: F401  (what check_reruns imports: once here, not in each process)
+    import evals.record.views  # noqa: F401
 
     ctx = multiprocessing.get_context("fork")
     readers = []

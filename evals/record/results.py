@@ -54,6 +54,10 @@ class RunResult(BaseModel):
     def key(self) -> tuple[str, int]:
         return (self.row_id, self.trial)
 
+    @property
+    def agent_error(self) -> str | None:
+        return self.turn.error
+
 
 class Meta(BaseModel):
     """How the run was made: enough to reproduce it, and what --resume restores."""
@@ -160,15 +164,16 @@ class Record(BaseModel):
             ids, seeds = [r["id"] for r in self.rows], {v: list(self.meta.seeds) for v in self.meta.versions}
         return [(v, rid, s) for v, vs in seeds.items() for rid in ids for s in vs]
 
-    def progress(self) -> tuple[int, int]:
-        """(planned runs present, planned runs)."""
+    def progress(self, runs: list | None = None) -> tuple[int, int]:
+        """(planned runs present, planned runs). runs: the record's runs as read without them
+        (evals/record/views.py), else its own."""
         planned = set(self.planned_keys())
-        have = {(r.version, r.row_id, r.trial) for r in self.runs if r.stage == "gate"} & planned
-        return len(have), len(planned)
+        have = {(r.version, r.row_id, r.trial) for r in (self.runs if runs is None else runs) if r.stage == "gate"}
+        return len(have & planned), len(planned)
 
-    def incomplete(self) -> str | None:
+    def incomplete(self, runs: list | None = None) -> str | None:
         """`incomplete: N of M runs`, or None for a complete record."""
-        have, planned = self.progress()
+        have, planned = self.progress(runs)
         return None if self.meta.complete and have == planned else f"incomplete: {have} of {planned} runs"
 
     def replan(self) -> RecordPlan:
@@ -308,8 +313,10 @@ def _key(k: tuple[str, str, int]) -> str:
     return f"{k[0]} {k[1]}#{k[2]}"
 
 
-def check_record(record: Record, data: dict[str, Any], where: str | Path) -> None:
-    """Refuse a record whose runs do not match its plan, or that changed after it was written."""
+def check_record(record: Record, data: dict[str, Any], where: str | Path, runs: list | None = None) -> None:
+    """Refuse a record whose runs do not match its plan, or that changed after it was written.
+    runs: its runs as RunViews (load_record_view), the record itself holding none."""
+    runs = record.runs if runs is None else runs
     legacy = record.meta.schema_ in LEGACY_SCHEMAS
     if not legacy and (record.plan is None or record.digest is None):
         raise RecordError(f"{where}: no {'plan' if record.plan is None else 'digest'} (a {SCHEMA} record "
@@ -322,10 +329,10 @@ def check_record(record: Record, data: dict[str, Any], where: str | Path) -> Non
     planned = record.planned_keys()
     versions = {v for v, _, _ in planned}
     rows = {rid for _, rid, _ in planned} or set(ids)
-    seen = Counter((r.version, r.row_id, r.trial) for r in record.runs if r.stage == "gate")
+    seen = Counter((r.version, r.row_id, r.trial) for r in runs if r.stage == "gate")
     wanted = set(planned)
     extra = [k for k in seen if k not in wanted]
-    extra += [(r.version, r.row_id, r.trial) for r in record.runs
+    extra += [(r.version, r.row_id, r.trial) for r in runs
               if r.stage != "gate" and (r.stage != "confirm" or r.version not in versions or r.row_id not in rows)]
     if extra:
         raise RecordError(f"{where}: {len(extra)} run(s) the record's plan has no place for (e.g. {_key(extra[0])}: "
@@ -355,7 +362,31 @@ def load_record(path: str | Path) -> Record:
 BIG_RECORD = 5_000  # runs: from here a record's objects are frozen out of the cyclic collector
 
 
-def _load(path: Path) -> Record:
+def load_record_view(path: str | Path) -> tuple[Record, list]:
+    """load_record for a reader of verdicts only: (the record without its runs, its runs as
+    RunViews, evals/record/views.py). The same checks, the same one line when one fails."""
+    from evals.record.views import RUN_VIEWS
+
+    def checked(data: Any, where: Path) -> tuple[Record, list]:
+        if not isinstance(data, dict) or not isinstance(data.get("runs", []), list):
+            return _checked(data, where), []  # refused there, with its line
+        try:
+            record = Record.model_validate({**data, "runs": []})
+            runs = RUN_VIEWS.validate_python(data.get("runs") or [])
+        except Exception as exc:
+            _checked(data, where)  # raises the full reading's own line for what is wrong
+            first = str(exc).splitlines()
+            raise RecordError(f"{where}: not a results record ({' '.join(first[:3])})") from exc
+        check_record(record, data, where, runs)
+        return record, runs
+
+    with _gc_paused():
+        record, runs = _load(Path(path), checked)
+    return record, runs
+
+
+def _load(path: Path, checked=None):
+    checked = checked or _checked
     try:
         raw = path.read_bytes()  # bytes: orjson reads them without a decoded copy
     except FileNotFoundError as exc:
@@ -368,7 +399,7 @@ def _load(path: Path) -> Record:
     try:
         fast = orjson.loads(raw)
         if isinstance(fast, dict) and fast.get("digest"):
-            return _checked(fast, path)
+            return checked(fast, path)
     except (orjson.JSONDecodeError, RecordError):
         pass
     try:
@@ -379,7 +410,7 @@ def _load(path: Path) -> Record:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
-    return _checked(data, path)
+    return checked(data, path)
 
 
 def _checked(data: Any, path: Path) -> Record:

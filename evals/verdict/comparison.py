@@ -46,10 +46,13 @@ class VerdictTable:
         keys = list(last)
         verdicts = [last[k].verdicts for k in keys]
         passed, explanations = {}, {}
+        # one object per distinct explanation: a big side holds a few thousand distinct texts
+        # in hundreds of thousands of cells, and hands them to another process (pickle keeps one each)
+        same = {"": ""}.setdefault
         for name in names:
-            cells = [vs[name] if name in vs else None for vs in verdicts]
+            cells = [vs.get(name) for vs in verdicts]
             passed[name] = [None if v is None else v.passed for v in cells]
-            explanations[name] = ["" if v is None else v.explanation for v in cells]
+            explanations[name] = ["" if v is None else same(v.explanation, v.explanation) for v in cells]
         return cls(keys, passed, explanations)
 
 

@@ -73,7 +73,7 @@ def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, floa
         entry = failed_runs.setdefault(rid, [0, 0])
         entry[0] += 1
         entry[1] += bool(bad)
-        agent_errors += bool(r.turn.error)
+        agent_errors += bool(r.agent_error)
     scorers = {}
     for name in names:
         values = [p for row in per_row[name].values() for p in row]
@@ -97,8 +97,10 @@ def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, floa
             k.pass_hat_k = sum(pass_hat_k(a, c, trials) for a, c in groups) / len(groups)
         by_kind[kind] = k
     bad_runs.sort(key=lambda x: x[0])  # stable: as sorted(runs) by (row, trial) gave them
-    failing = [FailingRun(row_id=rid, trial=trial, scorer=bad[0][0], explanation=bad[0][1].explanation,
-                          failed_scorers=[n for n, _ in bad]) for (rid, trial), bad in bad_runs]
+    # built unvalidated: every value comes from a validated run, and a big record fails tens of
+    # thousands of runs (validating each again was a third of this function's time)
+    failing = [FailingRun.model_construct(row_id=rid, trial=trial, scorer=bad[0][0], explanation=bad[0][1].explanation,
+                                          failed_scorers=[n for n, _ in bad]) for (rid, trial), bad in bad_runs]
     typed_cells = {rid: {n: CellCounts(passed=c[0], failed=c[1], na=c[2]) for n, c in per.items()}
                    for rid, per in cells.items()}
     counts = {rid: RunCount(runs=a, failed=b) for rid, (a, b) in failed_runs.items()}
