@@ -27,11 +27,12 @@ from pathlib import Path
 import orjson
 
 from evals.core.errors import ConfigError, RecordError
-from evals.gate.recheck import check_reruns
+from evals.gate.recheck import check_reruns, reference_of
 from evals.record.results import Record, load_record, load_record_view
 from evals.record.summaries import VersionSummary
 from evals.verdict.comparison import VerdictTable
-from evals.verdict.summary import summarise
+from evals.verdict.decide import reads_failing
+from evals.verdict.summary import scorer_names, summarise
 
 PARALLEL_FROM_BYTES = 4_000_000  # files this big are read in processes of their own (when fork exists)
 
@@ -122,10 +123,13 @@ def read_side(path: str | Path, *, lean: bool) -> Side:
     _refuse_incomplete(record.incomplete(runs), path)
     m = record.meta
     own = [r for r in runs if r.version == m.version and r.stage == "gate"]
-    summary = summarise(own, record.row_by_id(), m.thresholds or {}, m.trials)  # once: the reruns' check reads it too
-    check_reruns(record, path, runs=runs, summary=summary)
-    # the failing runs, one by one, are the verdict table's to show (the comparison's flips); a
-    # big side would otherwise carry tens of thousands of them to the process that compares
+    reference = reference_of(record)
+    # once, read by the reruns' check too; the failing runs one by one only where that check
+    # reads them, and never handed on: the verdict table shows them (the comparison's flips), and
+    # a big side would otherwise carry tens of thousands of them to the process that compares
+    summary = summarise(own, record.row_by_id(), m.thresholds or {}, m.trials,
+                        failing=reads_failing(scorer_names(own), reference))
+    check_reruns(record, path, reference, runs=runs, summary=summary)
     summary.failing = []
     return Side(str(path), record, summary, VerdictTable.of(own, list(summary.scorers)))
 

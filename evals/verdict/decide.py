@@ -140,6 +140,12 @@ def runs_test(summary: Tally, reference: Reference, trials: int, alpha: float = 
             "reason": f"failing runs: {note}"}
 
 
+def reads_failing(scorers: Iterable[str], reference: Reference | None) -> bool:
+    """Whether decide() and plan_reruns() read a summary's failing runs one by one: only to leave
+    out the scorers the reference does not hold (_without)."""
+    return reference is not None and bool(set(scorers) - reference.scorers())
+
+
 def _without(part: _T, unknown: set[str]) -> _T:
     """A summary's numbers without these scorers' verdicts."""
     cells = {rid: {n: c for n, c in per.items() if n not in unknown} for rid, per in part.cells.items()}

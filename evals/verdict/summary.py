@@ -31,16 +31,18 @@ def row_kind(row: dict) -> str:
     return next((k for k in KIND_ORDER if k in tags), "other")
 
 
-def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, float], trials: int) -> VersionSummary:
+def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, float], trials: int, *,
+              failing: bool = True) -> VersionSummary:
+    """failing=False: without the failing runs one by one (a reader that shows none of them and
+    leaves no scorer out, evals.verdict.decide.reads_failing)."""
     names = scorer_names(runs)
-    # one pass over the runs for every count below (a big record has 100k runs x 8 scorers)
-    per_row: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-    na: dict[str, int] = defaultdict(int)
-    kind_runs: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-    kinds: dict[str, str] = {}
+    # one pass over the runs for every count below (a big record has 100k runs x 8 scorers):
+    # per (row, scorer) its passed / failed / n/a counts and per row its runs and failed runs;
+    # the means, pass@k and the kinds' numbers all follow from those
     bad_runs: list[tuple[tuple[str, int], list]] = []
     cells: dict[str, dict[str, list[int]]] = {}  # row -> scorer -> [passed, failed, n/a]
     failed_runs: dict[str, list[int]] = {}  # row -> [runs, runs where some scorer failed]
+    applied: dict[str, list[str]] = defaultdict(list)  # scorer -> rows it applied to, in first-seen order
     agent_errors = 0
     for r in runs:
         rid = r.row_id
@@ -52,45 +54,46 @@ def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, floa
             c = row_cells.get(name)
             if c is None:
                 c = row_cells[name] = [0, 0, 0]
-            if v.passed is None:
-                na[name] += 1
+            passed = v.passed
+            if passed is None:
                 c[2] += 1
+                continue
+            if not (c[0] or c[1]):  # the row's first verdict that applies: its place in the means' sums
+                applied[name].append(rid)
+            if passed:
+                c[0] += 1
             else:
-                per_row[name][rid].append(v.passed)
-                if v.passed:
-                    c[0] += 1
-                else:
-                    c[1] += 1
-                    bad.append((name, v))
-        if bad:
+                c[1] += 1
+                bad.append((name, v))
+        if bad and failing:
             bad_runs.append(((rid, r.trial), bad))
-        # per row kind: a run passes when every scorer that applies to it passes
-        kind = kinds.get(rid)
-        if kind is None:
-            kind = kinds[rid] = row_kind(rows.get(rid, {}))
-        for k in (kind, "all"):
-            kind_runs[k][rid].append(not bad)
-        entry = failed_runs.setdefault(rid, [0, 0])
+        entry = failed_runs.get(rid)
+        if entry is None:
+            entry = failed_runs[rid] = [0, 0]
         entry[0] += 1
         entry[1] += bool(bad)
         agent_errors += bool(r.agent_error)
     scorers = {}
     for name in names:
-        values = [p for row in per_row[name].values() for p in row]
-        n, passed = len(values), sum(values)
+        # rows where the scorer applied at least once, in the order their first such verdict came
+        groups = [(c[0] + c[1], c[0]) for c in (cells[rid][name] for rid in applied[name])]
+        n, passed = sum(a for a, _ in groups), sum(p for _, p in groups)
         low, high = wilson(passed, n)
         bar = bars.get(name)
         # ok is left None: evals/verdict/decide.py, the one place that decides, fills it in
         entry = ScorerSummary(mean=passed / n if n else None, low=low, high=high, n=n, passed=passed,
-                              na=na[name], bar=bar)
+                              na=sum(c[2] for per in cells.values() if (c := per.get(name))), bar=bar)
         if trials > 1:
-            groups = [(len(v), sum(v)) for v in per_row[name].values() if v]
             entry.pass_at_k = sum(pass_at_k(a, c, trials) for a, c in groups) / len(groups) if groups else None
             entry.pass_hat_k = sum(pass_hat_k(a, c, trials) for a, c in groups) / len(groups) if groups else None
         scorers[name] = entry
+    # per row kind: a run passes when every scorer that applies to it passes
+    kind_groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for rid, (a, failed) in failed_runs.items():
+        for k in (row_kind(rows.get(rid, {})), "all"):
+            kind_groups[k].append((a, a - failed))
     by_kind: dict[str, KindSummary] = {}
-    for kind, per in sorted(kind_runs.items()):
-        groups = [(len(v), sum(v)) for v in per.values()]
+    for kind, groups in sorted(kind_groups.items()):
         k = KindSummary(rows=len(groups), pass_at_1=sum(c / a for a, c in groups) / len(groups))
         if trials > 1:
             k.pass_at_k = sum(pass_at_k(a, c, trials) for a, c in groups) / len(groups)
@@ -99,12 +102,12 @@ def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, floa
     bad_runs.sort(key=lambda x: x[0])  # stable: as sorted(runs) by (row, trial) gave them
     # built unvalidated: every value comes from a validated run, and a big record fails tens of
     # thousands of runs (validating each again was a third of this function's time)
-    failing = [FailingRun.model_construct(row_id=rid, trial=trial, scorer=bad[0][0], explanation=bad[0][1].explanation,
-                                          failed_scorers=[n for n, _ in bad]) for (rid, trial), bad in bad_runs]
+    failed = [FailingRun.model_construct(row_id=rid, trial=trial, scorer=bad[0][0], explanation=bad[0][1].explanation,
+                                         failed_scorers=[n for n, _ in bad]) for (rid, trial), bad in bad_runs]
     typed_cells = {rid: {n: CellCounts(passed=c[0], failed=c[1], na=c[2]) for n, c in per.items()}
                    for rid, per in cells.items()}
     counts = {rid: RunCount(runs=a, failed=b) for rid, (a, b) in failed_runs.items()}
     # no verdict here: evals/verdict/decide.py decides, from these numbers and the reference
-    return VersionSummary(runs=len(runs), rows=len({r.row_id for r in runs}), trials=trials,
+    return VersionSummary(runs=len(runs), rows=len(failed_runs), trials=trials,
                           agent_errors=agent_errors, scorers=scorers, by_kind=by_kind,
-                          failing=failing, cells=typed_cells, failed_runs=counts)
+                          failing=failed, cells=typed_cells, failed_runs=counts)
