@@ -70,6 +70,7 @@ from evals.gate.run import (
     new_record,
     summarise_record,
 )
+from evals.gate.sides import remember
 from evals.jobs.runner import Settings
 from evals.jobs.target import TargetOptions
 from evals.output.console import console
@@ -321,6 +322,7 @@ def main(argv=None) -> int:
         record.meta.elapsed_s = round(time.perf_counter() - started, 3)
         record.summary = summarise_record(record, {})
         save_record(record, path)
+        remember(path)  # a big record: compare's first reading of it is then a cache hit
         console.print(f"calibration run: {path}")
     version = record.meta.version
     if record.meta.trials < MIN_TRIALS:
