@@ -56,6 +56,8 @@ def failed(run) -> bool:
 def readers(path: Path, tmp_path: Path) -> dict:
     return {"regrade": lambda: regrade.main([str(path), "--out", str(tmp_path / "regraded.json")]),
             "compare": lambda: compare.main([str(path), str(path), "--out", str(tmp_path / "compared.json")]),
+            # without --out: the lean reading (runs as RunViews, evals/record/views.py)
+            "compare-lean": lambda: compare.main([str(path), str(path)]),
             "report": lambda: report.main([str(path), "--out", str(tmp_path / "report.html")]),
             "show": lambda: show.main([str(path), "status"])}
 
@@ -117,6 +119,10 @@ def _drop_one(d):
     d["runs"].pop(0)
 
 
+def _turn_edited(d):  # what a reader of verdicts does not read: still covered by the digest
+    d["runs"][0]["turn"]["answer"] = "Refunded in full."
+
+
 TAMPERED = {
     "failing runs deleted": (_drop_failing, "planned run(s) are missing"),
     "a run deleted": (_drop_one, "planned run(s) are missing"),
@@ -129,10 +135,11 @@ TAMPERED = {
     "a setting edited": (_settings, "meta.judge_timeout is 5.0, the record's plan says 60.0"),
     "a row edited": (_row_content, "its content changed"),
     "the digest removed": (_no_digest, "no digest"),
+    "a Turn's answer edited": (_turn_edited, "digest mismatch"),
 }
 
 
-@pytest.mark.parametrize("command", ["regrade", "compare", "report", "show"])
+@pytest.mark.parametrize("command", ["regrade", "compare", "compare-lean", "report", "show"])
 @pytest.mark.parametrize("tamper", list(TAMPERED))
 def test_a_record_whose_runs_do_not_match_its_plan_is_refused_by_every_reader(tmp_path, v2, capsys, command, tamper):
     edit, message = TAMPERED[tamper]
@@ -231,7 +238,7 @@ def test_an_agent_named_in_a_results_file_is_never_imported(tmp_path, v2, monkey
         for command, main in readers(path, tmp_path).items():
             # the hand edit is refused; the consistent incomplete record is shown (regrade: no verdict, exit 2;
             # compare: refuses part of the runs)
-            want = 2 if path == edited else {"regrade": 2, "compare": 2, "report": 0, "show": 0}[command]
+            want = 2 if path == edited else {"regrade": 2, "compare": 2, "compare-lean": 2, "report": 0, "show": 0}[command]
             assert main() == want, command
             for name in ("regraded.json", "compared.json", "report.html"):
                 (tmp_path / name).unlink(missing_ok=True)
