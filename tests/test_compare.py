@@ -309,3 +309,18 @@ def test_a_written_big_record_is_remembered_for_compare(tmp_path, capsys, monkey
     sides.remember(b)
     monkeypatch.setattr(sides, "read_side", lambda path, *, lean: pytest.fail(f"{path} read again"))
     assert main([str(a), str(b)]) == 0
+
+
+def test_a_pair_stored_twice_counts_once_with_its_later_verdicts():
+    """A resumed run may hold a (row, trial) twice: the later one counts, in the first one's place."""
+    from evals.verdict.comparison import VerdictTable
+
+    base, cand = runs_from_pairs("v2", "v3", [(True, True)] * 4, trials=1)
+    redo = cand[1].model_copy(deep=True)
+    redo.verdicts["refund_outcome"] = type(redo.verdicts["refund_outcome"])(passed=False, explanation="redo")
+    table = VerdictTable.of([*cand, redo])
+    assert table.keys == [r.key for r in cand]
+    assert table.passed["refund_outcome"] == [True, False, True, True]
+    assert table.explanations["refund_outcome"][1] == "redo"
+    s = compare(base, [*cand, redo], SCORERS, baseline="v2", candidate="v3")["scorers"]["refund_outcome"]
+    assert (s["n"], s["b"], s["c"]) == (4, 1, 0)

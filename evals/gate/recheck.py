@@ -45,15 +45,15 @@ def reference_of(record: Record) -> Any:
 
 
 def check_reruns(record: Record, path: Any = None, reference: Any = False, *, runs: list | None = None,
-                 summary: Any = None) -> None:
+                 summary: Any = None, complete: bool = False) -> None:
     """Refuse (RecordError, one line) a record whose confirmation reruns are not the ones its
     planned runs call for: a failing rerun deleted would turn a regressed row flaky. runs: the
     record's runs when it holds none (RunViews); summary: its candidate's planned runs summarised
-    with its bars, when the caller has it."""
+    with its bars, when the caller has it; complete: the caller found every planned run there."""
     from evals.gate.run import confirm_problem
     from evals.record.results import RecordError
 
-    if record.incomplete(runs):
+    if not complete and record.incomplete(runs):
         return
     if reference is False:
         reference = reference_of(record)

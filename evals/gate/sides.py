@@ -127,11 +127,12 @@ def read_side(path: str | Path, *, lean: bool) -> Side:
     # once, read by the reruns' check too; the failing runs one by one only where that check
     # reads them, and never handed on: the verdict table shows them (the comparison's flips), and
     # a big side would otherwise carry tens of thousands of them to the process that compares
+    names = scorer_names(own)
     summary = summarise(own, record.row_by_id(), m.thresholds or {}, m.trials,
-                        failing=reads_failing(scorer_names(own), reference))
-    check_reruns(record, path, reference, runs=runs, summary=summary)
+                        failing=reads_failing(names, reference), names=names)
+    check_reruns(record, path, reference, runs=runs, summary=summary, complete=True)
     summary.failing = []
-    return Side(str(path), record, summary, VerdictTable.of(own, list(summary.scorers)))
+    return Side(str(path), record, summary, VerdictTable.of(own, names))
 
 
 def _refuse_incomplete(line: str | None, path: str | Path) -> None:

@@ -41,10 +41,12 @@ class VerdictTable:
     @classmethod
     def of(cls, runs: list[RunResult], names: list[str] | None = None) -> VerdictTable:
         # A resumed run may hold a (row, trial) twice; the later one is the one that counts.
-        last = {r.key: r for r in runs}
+        keys = [(r.row_id, r.trial) for r in runs]
+        verdicts = [r.verdicts for r in runs]
+        if len(set(keys)) != len(keys):
+            last = dict(zip(keys, verdicts, strict=True))
+            keys, verdicts = list(last), list(last.values())
         names = scorer_names(runs) if names is None else names
-        keys = list(last)
-        verdicts = [last[k].verdicts for k in keys]
         passed, explanations = {}, {}
         # one object per distinct explanation: a big side holds a few thousand distinct texts
         # in hundreds of thousands of cells, and hands them to another process (pickle keeps one each)

@@ -32,10 +32,11 @@ def row_kind(row: dict) -> str:
 
 
 def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, float], trials: int, *,
-              failing: bool = True) -> VersionSummary:
+              failing: bool = True, names: list[str] | None = None) -> VersionSummary:
     """failing=False: without the failing runs one by one (a reader that shows none of them and
-    leaves no scorer out, evals.verdict.decide.reads_failing)."""
-    names = scorer_names(runs)
+    leaves no scorer out, evals.verdict.decide.reads_failing). names: scorer_names(runs), when the
+    caller has them."""
+    names = scorer_names(runs) if names is None else names
     # one pass over the runs for every count below (a big record has 100k runs x 8 scorers):
     # per (row, scorer) its passed / failed / n/a counts and per row its runs and failed runs;
     # the means, pass@k and the kinds' numbers all follow from those
