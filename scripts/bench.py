@@ -159,11 +159,15 @@ def comparison_speed(pairs: int, discordant: int) -> int:
     return 0 if whole < 1 else 1
 
 
+def _usage(line: str) -> None:
+    print(f"error: {line}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def big_records(out: Path, pairs: int, discordant: int, content: str = "real") -> tuple[Path, Path]:
     """Two results files (baseline, candidate) of `pairs` v3 runs each, `discordant` of the pairs
     disagreeing on one scorer (half each way, at random): a small real gate run's rows, meta and
     Turns, its seeds widened to cover `pairs`; no reference and no confirmation stage."""
-    import math
     import random
 
     from evals.core.turn import Turn
@@ -180,10 +184,13 @@ def big_records(out: Path, pairs: int, discordant: int, content: str = "real") -
     turns = {(r.row_id, r.trial): r.turn for r in template.runs}
     names = sorted({n for r in template.runs for n in r.verdicts})
     ids = [r["id"] for r in template.rows]
-    seeds = list(range(math.ceil(pairs / len(ids))))
-    keys = [(rid, s) for s in seeds for rid in ids][:pairs]
-    if len(keys) < pairs:
-        raise SystemExit(f"--pairs {pairs}: at most {len(keys)}")
+    if pairs % len(ids):  # every row at every seed: a record holds its whole plan
+        _usage(f"--pairs {pairs}: a multiple of the {len(ids)} rows, e.g. "
+               f"{pairs // len(ids) * len(ids) or len(ids)} or {(pairs // len(ids) + 1) * len(ids)}")
+    if not 0 <= discordant <= pairs:
+        _usage(f"--discordant {discordant}: between 0 and --pairs ({pairs})")
+    seeds = list(range(pairs // len(ids)))
+    keys = [(rid, s) for s in seeds for rid in ids]
     ok, bad = Verdict(passed=True, explanation="pass"), Verdict(passed=False, explanation="fail")
     rng, flip = random.Random(0), {}
     for k in rng.sample(range(len(keys)), discordant):
