@@ -221,3 +221,22 @@ def test_agent_model_calls_are_reported_with_worker_processes(tmp_path, capsys):
     rec = json.loads(next(tmp_path.glob("v3-*.json")).read_text())
     calls = sum(r["turn"]["usage"]["llm_calls"] for r in rec["runs"])
     assert calls > 0 and f"agent model calls: {calls} in 2 runs" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("seeds", [1, 2, 5])
+def test_dry_run_states_the_reruns_the_design_can_give_a_flagged_row(seeds):
+    """The range comes from the confirmation design's own numbers at this many seeds, and bounds
+    what the design gives a row (its own tests, a flagged total's rows, a quiet unit's rows)."""
+    from evals.gate.dry_run import plan_lines
+    from evals.sources.dataset import load_rows
+    from evals.verdict import confirm
+
+    rows = load_rows("datasets/northwind.jsonl")[:2]
+    lines = plan_lines([(r, s) for r in rows for s in range(seeds)], [("refund-agent@v3", "v3")], "nowhere",
+                       judge="offline", confirm=True, confirm_k=None)
+    [line] = [x for x in lines if x.startswith("confirmation reruns may add runs")]
+    low, high = confirm.rerun_bounds(seeds)
+    assert f", {low}-{high} per flagged row," in line
+    assert low <= confirm.K_MIN and high >= max(confirm.K_MAX, confirm.aggregate_reruns(seeds),
+                                                  confirm.quiet_reruns(seeds))
+    assert high == (20 if seeds == 1 else 12 * seeds if seeds < 5 else 60)

@@ -112,7 +112,7 @@ def parser() -> argparse.ArgumentParser:
                    help="stop cleanly after N agent model calls to a provider (exit 2; finish with --resume)")
     conf = p.add_mutually_exclusive_group()
     conf.add_argument("--confirm", type=int, metavar="K",
-                      help="rerun each flagged row K times on fresh seeds (default: K chosen per row, 3-20)")
+                      help="rerun each flagged row K times on fresh seeds (default: K chosen per row, 3-20 at one trial, up to 60 at five or more)")
     conf.add_argument("--no-confirm", action="store_true",
                       help="no confirmation reruns: flagged rows are judged on this gate's runs alone (stricter, blinder)")
     p.add_argument("--shard", metavar="K/N",

@@ -13,6 +13,7 @@ from evals.core.seeds import format_seeds
 from evals.jobs.runner import duration_hints
 from evals.record.results import Record
 from evals.sources.dataset import Row
+from evals.verdict.confirm import rerun_bounds
 
 
 def expected_calls(pairs: list[tuple[Row, int]], hints: dict[str, float]) -> tuple[int, int]:
@@ -48,7 +49,8 @@ def plan_lines(pairs: list[tuple[Row, int]], versions: list[tuple[str, str]], ou
     if judge.startswith(("openai:", "orq:")):
         lines.append(f"  judge {judge}: up to one call per run and version on top ({len(pairs) * len(versions)})")
     if confirm:
-        k = f"{confirm_k} per flagged row (--confirm)" if confirm_k else "3-20 per flagged row"
+        low, high = rerun_bounds(len(seeds))
+        k = f"{confirm_k} per flagged row (--confirm)" if confirm_k else f"{low}-{high} per flagged row"
         lines.append(f"confirmation reruns may add runs: rows stage 1 flags are rerun on fresh seeds, {k}, "
                      "candidate only; not counted above")
     else:

@@ -274,6 +274,14 @@ def aggregate_reruns(trials: int) -> int:
     return min(K_AGG_MAX, max(K_AGG_MIN, K_AGG_PER_TRIAL * trials))
 
 
+def rerun_bounds(trials: int) -> tuple[int, int]:
+    """The fewest and the most reruns the design gives one flagged row at this many trials: a
+    row's own tests (reruns_for), a flagged total's rows (aggregate_reruns), a quiet unit's rows
+    (quiet_reruns)."""
+    return (min(K_MIN, K_AGG_MIN, K_QUIET_MIN),
+            max(max(K_MAX, trials), aggregate_reruns(trials), quiet_reruns(trials)))
+
+
 def quiet(accepted: Counts) -> bool:
     """The accepted run makes a failure of this unit rare, and is sure of it (enough runs)."""
     return (accepted.failed + PRIOR) / (accepted.applicable + 2 * PRIOR) <= QUIET_RATE
