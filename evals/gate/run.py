@@ -220,36 +220,6 @@ async def confirm_async(record: Record, reference: Any, settings: Settings, path
     return done
 
 
-def confirm_problem(record: Record, reference: Any, *, runs: list | None = None, summary: Any = None) -> str | None:
-    """Why the record's confirmation reruns are not the ones its planned runs call for, or None.
-    The plan is recomputed from the planned runs (as the gate made it), so deleting a failing
-    rerun, adding one, or editing meta.confirm's seeds cannot turn a regressed row flaky."""
-    from collections import Counter
-
-    from evals.verdict.decide import plan_reruns
-
-    conf, m = record.meta.confirm, record.meta
-    runs = record.runs if runs is None else runs
-    have = Counter((r.row_id, r.trial) for r in runs if r.stage == "confirm" and r.version == m.version)
-    if not conf or not conf.get("enabled") or record.meta.regraded_from:
-        # no reruns planned (or regraded: today's scorers may flag other rows; those are judged in one stage)
-        extra = [k for k in have if not conf or k[1] not in set((conf.get("rows") or {}).get(k[0], []))]
-        return f"{len(extra)} confirmation rerun(s) the record did not plan, e.g. {extra[0]}" if extra else None
-    bars = record.meta.thresholds
-    if (cand := summary) is None:
-        cand = summarise([r for r in runs if r.version == m.version and r.stage == "gate"], record.row_by_id(),
-                         bars, m.trials)
-    plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars))
-    want = Counter((rid, s) for rid, seeds in plan.items() for s in seeds)
-    if {k: sorted(v) for k, v in (conf.get("rows") or {}).items()} != {k: sorted(v) for k, v in plan.items()}:
-        return "meta.confirm.rows is not the plan its planned runs call for"
-    if missing := sorted(want - have):
-        return f"{len(missing)} of {sum(want.values())} confirmation reruns missing, e.g. {missing[0][0]} seed {missing[0][1]}"
-    if extra := sorted(have - want):
-        return f"{len(extra)} confirmation rerun(s) not in the plan (or duplicated), e.g. {extra[0][0]} seed {extra[0][1]}"
-    return None
-
-
 def _calls_between(before: dict, after: dict) -> dict | None:
     """The provider calls made between two meta.model_calls snapshots (counts subtracted)."""
     if not after:

@@ -197,8 +197,8 @@ def read_sides(paths: list[str], *, lean: bool) -> list[Side]:
 
 def _in_processes(jobs: list[tuple[str, SideCache | None, str | None]]) -> list[Side]:
     """read_big_side of each job, each in a forked process, all at once."""
-    import evals.gate.run  # noqa: F401  (what check_reruns imports: once here, not in each process)
-    import evals.record.views  # noqa: F401
+    import evals.record.views  # noqa: F401  (what the readers import: once here, not in each process)
+    import evals.verdict.decide  # noqa: F401
 
     ctx = multiprocessing.get_context("fork")
     readers = []
