@@ -60,6 +60,7 @@ from pydantic_core import PydanticCustomError
 from evals.core.errors import DatasetError
 from evals.core.plugins import load_plugins
 from evals.sources import expect_keys
+from evals.sources.kinds import KIND_ORDER
 
 __all__ = [
     "KIND_ORDER", "DatasetError", "CallSpec", "Expect", "Inputs", "Row",
@@ -67,7 +68,6 @@ __all__ = [
     "row_to_json",
 ]
 
-KIND_ORDER = ("golden", "refuse", "open", "multi-turn", "refund")
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _TAG = re.compile(r"[a-z0-9][a-z0-9-]*")

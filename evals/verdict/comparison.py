@@ -81,10 +81,13 @@ def compare_tables(base: VerdictTable, cand: VerdictTable, scorer_names: list[st
     for name in scorer_names:
         base_col, cand_col = base.passed.get(name, none), cand.passed.get(name, none)
         was, now = [base_col[i] for i in bi], [cand_col[i] for i in ci]
-        counts = Counter(zip(was, now, strict=True))
         # a (pass on both), b (pass -> fail), c (fail -> pass), d (fail on both); a pair n/a (or
         # missing) on either side is not a comparable pair
-        a, b, c, d = (counts[True, True], counts[True, False], counts[False, True], counts[False, False])
+        if was == now:  # no pair differs (most scorers, most of the time): counted without pairing
+            a, b, c, d = was.count(True), 0, 0, was.count(False)
+        else:
+            counts = Counter(zip(was, now, strict=True))
+            a, b, c, d = (counts[True, True], counts[True, False], counts[False, True], counts[False, False])
         n = a + b + c + d
         skipped = len(keys) - n
         if b or c:

@@ -13,7 +13,7 @@ from evals.record.summaries import (
     ScorerSummary,
     VersionSummary,
 )
-from evals.sources.dataset import KIND_ORDER
+from evals.sources.kinds import KIND_ORDER
 from evals.verdict.stats import pass_at_k, pass_hat_k, wilson
 
 
