@@ -44,26 +44,25 @@ def reference_of(record: Record) -> Any:
     return reference
 
 
-def check_reruns(record: Record, path: Any = None, reference: Any = False, *, runs: list | None = None,
-                 summary: Any = None, complete: bool = False) -> None:
+def check_reruns(record: Record, path: Any = None, reference: Any = False) -> None:
     """Refuse (RecordError, one line) a record whose confirmation reruns are not the ones its
-    planned runs call for: a failing rerun deleted would turn a regressed row flaky. runs: the
-    record's runs when it holds none (RunViews); summary: its candidate's planned runs summarised
-    with its bars, when the caller has it; complete: the caller found every planned run there."""
+    planned runs call for: a failing rerun deleted would turn a regressed row flaky."""
     from evals.record.results import RecordError
 
-    if not complete and record.incomplete(runs):
+    if record.incomplete():
         return
     if reference is False:
         reference = reference_of(record)
-    if problem := confirm_problem(record, reference, runs=runs, summary=summary):
+    if problem := confirm_problem(record, reference):
         raise RecordError(f"{path or 'results file'}: {problem}")
 
 
 def confirm_problem(record: Record, reference: Any, *, runs: list | None = None, summary: Any = None) -> str | None:
     """Why the record's confirmation reruns are not the ones its planned runs call for, or None.
     The plan is recomputed from the planned runs (as the gate made it), so deleting a failing
-    rerun, adding one, or editing meta.confirm's seeds cannot turn a regressed row flaky."""
+    rerun, adding one, or editing meta.confirm's seeds cannot turn a regressed row flaky. runs: the
+    record's runs when it holds none (RunViews); summary: its candidate's planned runs summarised
+    with its bars, when the caller has it."""
     from collections import Counter
 
     from evals.verdict.decide import plan_reruns

@@ -27,7 +27,7 @@ from pathlib import Path
 import orjson
 
 from evals.core.errors import ConfigError, RecordError
-from evals.gate.recheck import check_reruns, reference_of
+from evals.gate.recheck import check_reruns, confirm_problem, reference_of
 from evals.record.results import Record, load_record, load_record_view
 from evals.record.summaries import VersionSummary
 from evals.verdict.comparison import VerdictTable
@@ -130,7 +130,8 @@ def read_side(path: str | Path, *, lean: bool) -> Side:
     names = scorer_names(own)
     summary = summarise(own, record.row_by_id(), m.thresholds or {}, m.trials,
                         failing=reads_failing(names, reference), names=names)
-    check_reruns(record, path, reference, runs=runs, summary=summary, complete=True)
+    if problem := confirm_problem(record, reference, runs=runs, summary=summary):  # check_reruns, complete here
+        raise RecordError(f"{path}: {problem}")
     summary.failing = []
     return Side(str(path), record, summary, VerdictTable.of(own, names))
 
@@ -198,7 +199,6 @@ def read_sides(paths: list[str], *, lean: bool) -> list[Side]:
 def _in_processes(jobs: list[tuple[str, SideCache | None, str | None]]) -> list[Side]:
     """read_big_side of each job, each in a forked process, all at once."""
     import evals.record.views  # noqa: F401  (what the readers import: once here, not in each process)
-    import evals.verdict.decide  # noqa: F401
 
     ctx = multiprocessing.get_context("fork")
     readers = []
