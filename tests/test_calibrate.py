@@ -152,6 +152,7 @@ def test_a_calibration_run_is_remembered_for_compare(small, tmp_path, monkeypatc
     (tmp_path / "t").mkdir()
     assert calibrate.main(_args(small, tmp_path, "t") + ["--out", str(out_dir), "--quiet"]) == 0
     [stored] = list(out_dir.glob("calibrate-v3-*.json"))
-    key, side = sides.remembered(str(stored), sides.SideCache.default())
-    assert key is not None and side is not None and side.record.meta.version == "v3"
+    cache = sides.SideCache.default()
+    side = cache.get(cache.key(stored.read_bytes()), str(stored))
+    assert side is not None and side.record.meta.version == "v3"
     assert side.summary.runs == ROWS * 3

@@ -213,10 +213,10 @@ def test_sides_read_in_parallel_give_what_one_process_gives(tmp_path, capsys, mo
     serial = _outcome(capsys, [str(a), str(b), *flag])
     pids, real_read = tmp_path / "pids", sides.read_side
 
-    def read_side(path, *, lean):  # notes which process read each side
+    def read_side(path, *, lean, raw=None):  # notes which process read each side
         with pids.open("a") as f:
             f.write(f"{os.getpid()}\n")
-        return real_read(path, lean=lean)
+        return real_read(path, lean=lean, raw=raw)
 
     monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)  # every file counts as big
     monkeypatch.setenv("EVALS_SIDE_CACHE", "0")  # read every time, not served from the cache
@@ -269,7 +269,7 @@ def test_a_big_side_is_remembered_by_its_bytes_and_read_again_when_they_change(t
     entries = sorted((tmp_path / "cache" / "sides").glob("*.json"))
     assert len(entries) == 2 and all(e.stat().st_mode & 0o077 == 0 for e in entries)
 
-    def no_reading(path, *, lean):
+    def no_reading(path, *, lean, raw=None):
         raise AssertionError(f"{path} was read, not served from the cache")
 
     real_read = sides.read_side
@@ -307,7 +307,7 @@ def test_a_written_big_record_is_remembered_for_compare(tmp_path, capsys, monkey
     a, b = write_pair(tmp_path)
     sides.remember(a)
     sides.remember(b)
-    monkeypatch.setattr(sides, "read_side", lambda path, *, lean: pytest.fail(f"{path} read again"))
+    monkeypatch.setattr(sides, "read_side", lambda path, *, lean, raw=None: pytest.fail(f"{path} read again"))
     assert main([str(a), str(b)]) == 0
 
 

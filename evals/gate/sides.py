@@ -21,14 +21,14 @@ import os
 import pickle
 import sys
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
 from evals.core.errors import ConfigError, RecordError
 from evals.gate.recheck import check_reruns, confirm_problem, reference_of
-from evals.record.results import Record, load_record, load_record_view
+from evals.record.results import Record, load_record, load_record_view, read_bytes
 from evals.record.summaries import VersionSummary
 from evals.verdict.comparison import VerdictTable
 from evals.verdict.decide import reads_failing
@@ -81,7 +81,8 @@ class SideCache:
 
     def put(self, key: str, side: Side) -> None:
         data = {"record": side.record.model_dump(mode="json", by_alias=True), "summary": side.summary.model_dump(mode="json"),
-                "table": asdict(side.table)}
+                # the columns as they are (dataclasses.asdict would deep-copy every cell: 0.25 s here)
+                "table": {"keys": side.table.keys, "passed": side.table.passed, "explanations": side.table.explanations}}
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             tmp = self.dir / f".{key}.{os.getpid()}.tmp"
@@ -111,15 +112,16 @@ def _code_digest() -> str:
 _CODE: str | None = None
 
 
-def read_side(path: str | Path, *, lean: bool) -> Side:
+def read_side(path: str | Path, *, lean: bool, raw: bytes | None = None) -> Side:
     """One results file, checked (its plan, digest, reruns; complete), as a Side: lean, its
-    summary and verdict table instead of its runs (read as RunViews: evals/record/views.py)."""
+    summary and verdict table instead of its runs (read as RunViews: evals/record/views.py).
+    raw: the file's bytes, when the caller has read them already (lean only)."""
     if not lean:
         record = load_record(path)  # checked against its plan and digest
         check_reruns(record, path)
         _refuse_incomplete(record.incomplete(), path)
         return Side(str(path), record)
-    record, runs = load_record_view(path)  # the same checks
+    record, runs = load_record_view(path, raw)  # the same checks
     _refuse_incomplete(record.incomplete(runs), path)
     m = record.meta
     own = [r for r in runs if r.version == m.version and r.stage == "gate"]
@@ -141,23 +143,16 @@ def _refuse_incomplete(line: str | None, path: str | Path) -> None:
         raise ConfigError(f"{path}: {line}; finish it with --resume {path} before comparing")
 
 
-def remembered(path: str, cache: SideCache | None) -> tuple[str | None, Side | None]:
-    """(the file's cache key, its remembered side or None). No key: no cache, or unreadable
-    (read_side then gives its one line)."""
-    if cache is None:
-        return None, None
-    try:
-        raw = Path(path).read_bytes()
-    except OSError:
-        return None, None
-    key = cache.key(raw)
-    return key, cache.get(key, path)
-
-
-def read_big_side(path: str, cache: SideCache | None, key: str | None) -> Side:
-    """read_side(lean), remembered under key."""
-    side = read_side(path, lean=True)
-    if cache is not None and key is not None:
+def read_big_side(path: str, cache: SideCache | None) -> Side:
+    """read_side(lean) of a big file, served from the cache when its bytes are remembered, else
+    read and remembered. One reading of the bytes serves both the key and the parse, so what is
+    remembered is what was checked."""
+    raw = read_bytes(path)
+    key = cache.key(raw) if cache is not None else None
+    if key is not None and (side := cache.get(key, path)) is not None:
+        return side
+    side = read_side(path, lean=True, raw=raw)
+    if key is not None:
         cache.put(key, side)
     return side
 
@@ -169,72 +164,69 @@ def remember(path: str | Path) -> None:
     cache = SideCache.default()
     if cache is None or _size(str(path)) < PARALLEL_FROM_BYTES:
         return
-    key, side = remembered(str(path), cache)
-    if side is None and key is not None:
-        try:
-            read_big_side(str(path), cache, key)
-        except (ConfigError, RecordError):
-            pass
+    try:
+        read_big_side(str(path), cache)
+    except (ConfigError, RecordError):
+        pass
 
 
 def read_sides(paths: list[str], *, lean: bool) -> list[Side]:
-    """read_side of each path, in order. Big files, when lean: served from the cache when
-    remembered; the others read in parallel processes when there are several and this platform
-    can fork (else one after the other, here)."""
+    """read_side of each path, in order. Big files, when lean: each looked up in the cache and,
+    if not remembered, read, in a process of its own when there are several and this platform
+    can fork (the two files hashed and parsed at once), else one after the other, here."""
     if not (lean and all(_size(p) >= PARALLEL_FROM_BYTES for p in paths)):
         return [read_side(p, lean=lean) for p in paths]
     cache = SideCache.default()
-    found = [remembered(p, cache) for p in paths]
-    out: list[Side | None] = [side for _, side in found]
-    todo = [i for i, (_, side) in enumerate(found) if side is None]
-    if len(todo) > 1 and _can_fork():
-        read = _in_processes([(paths[i], cache, found[i][0]) for i in todo])
-    else:
-        read = [read_big_side(paths[i], cache, found[i][0]) for i in todo]
-    for i, side in zip(todo, read, strict=True):
-        out[i] = side
-    return out  # type: ignore[return-value]
+    if len(paths) > 1 and _can_fork():
+        return _in_processes(paths, cache)
+    return [read_big_side(p, cache) for p in paths]
 
 
-def _in_processes(jobs: list[tuple[str, SideCache | None, str | None]]) -> list[Side]:
-    """read_big_side of each job, each in a forked process, all at once."""
+def _in_processes(paths: list[str], cache: SideCache | None) -> list[Side]:
+    """read_big_side of each path, each in a forked process, all at once."""
     import evals.record.views  # noqa: F401  (what the readers import: once here, not in each process)
+
+    if cache is not None:
+        _code_digest()  # part of every key: once here, not in each process
 
     ctx = multiprocessing.get_context("fork")
     readers = []
-    for path, cache, key in jobs:
+    for path in paths:
         receive, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_reader, args=(send, path, cache, key), daemon=True)
+        proc = ctx.Process(target=_reader, args=(send, path, cache), daemon=True)
         proc.start()
         send.close()
         readers.append((path, proc, receive))
-    out: list[Side] = []
-    problem: BaseException | None = None
-    for path, proc, receive in readers:
+    answers = []
+    for path, proc, receive in readers:  # every answer first: a reader's exit (freeing its memory) is not waited on
         try:
-            kind, value = receive.recv()
+            answers.append(receive.recv())
         except EOFError:  # the process died before it answered (killed, out of memory)
             proc.join()
-            kind, value = "error", RecordError(f"{path}: the process reading it died (exit code {proc.exitcode})")
+            answers.append(("error", RecordError(f"{path}: the process reading it died (exit code {proc.exitcode})")))
         finally:
             receive.close()
-        proc.join()
+    out: list[Side] = []
+    problem: BaseException | None = None
+    for (path, _, _), (kind, value) in zip(readers, answers, strict=True):
         if kind == "ok":
             out.append(pickle.loads(value))
         elif problem is None:  # the first file's problem is the one reported, as in order
             problem = value if isinstance(value, BaseException) else RuntimeError(f"reading {path} failed:\n{value}")
+    for _, proc, _ in readers:
+        proc.join()
     if problem is not None:
         raise problem
     return out
 
 
-def _reader(send, path: str, cache: SideCache | None, key: str | None) -> None:
+def _reader(send, path: str, cache: SideCache | None) -> None:
     """In the forked process: read one side, send it (or its error), and exit at once: its
     objects die with the process, nobody waits for them to be freed."""
     gc.disable()  # nothing this short-lived process makes needs collecting
     try:
         try:
-            message = ("ok", pickle.dumps(read_big_side(path, cache, key), protocol=pickle.HIGHEST_PROTOCOL))
+            message = ("ok", pickle.dumps(read_big_side(path, cache), protocol=pickle.HIGHEST_PROTOCOL))
         except (ConfigError, RecordError, OSError, ImportError) as exc:  # one line in the parent, as in-process
             message = ("error", exc)
         except BaseException:  # a bug: its traceback, as text

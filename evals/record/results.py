@@ -362,9 +362,10 @@ def load_record(path: str | Path) -> Record:
 BIG_RECORD = 5_000  # runs: from here a record's objects are frozen out of the cyclic collector
 
 
-def load_record_view(path: str | Path) -> tuple[Record, list]:
+def load_record_view(path: str | Path, raw: bytes | None = None) -> tuple[Record, list]:
     """load_record for a reader of verdicts only: (the record without its runs, its runs as
-    RunViews, evals/record/views.py). The same checks, the same one line when one fails."""
+    RunViews, evals/record/views.py). The same checks, the same one line when one fails.
+    raw: the file's bytes, when the caller has read them already."""
     from evals.record.views import RUN_VIEWS
 
     def checked(data: Any, where: Path) -> tuple[Record, list]:
@@ -381,18 +382,24 @@ def load_record_view(path: str | Path) -> tuple[Record, list]:
         return record, runs
 
     with _gc_paused():
-        record, runs = _load(Path(path), checked)
+        record, runs = _load(Path(path), checked, raw)
     return record, runs
 
 
-def _load(path: Path, checked=None):
-    checked = checked or _checked
+def read_bytes(path: str | Path) -> bytes:
+    """A results file's bytes (orjson reads them without a decoded copy), or its one line."""
     try:
-        raw = path.read_bytes()  # bytes: orjson reads them without a decoded copy
+        return Path(path).read_bytes()
     except FileNotFoundError as exc:
         raise RecordError(f"{path}: no such results file") from exc
     except OSError as exc:  # a directory, no permission
         raise RecordError(f"{path}: cannot read a results file ({exc.strerror or exc})") from exc
+
+
+def _load(path: Path, checked=None, raw: bytes | None = None):
+    checked = checked or _checked
+    if raw is None:
+        raw = read_bytes(path)
     # orjson first (2x faster); it reads an int past 64 bits as a float, so what it read counts
     # only when every check below passes, the digest included (the digest is over json's
     # reading of the file, so a match means the two read the same). Else json's reading decides.
