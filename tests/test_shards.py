@@ -81,7 +81,11 @@ def test_merge_refuses_missing_duplicated_and_foreign_shards(runs, capsys, tmp_p
     lines = Path(regression.DEFAULT_DATASET).read_text().splitlines()
     dataset.write_text("\n".join(x for x in lines if json.loads(x)["id"] in ROWS) + "\n")
     _, other_data = gate(tmp_path / "data", "--shard", "2/3", "--dataset", str(dataset))
-    assert "dataset" in refused(capsys, files[0], str(other_data), files[2], "--out", out)
+    line = refused(capsys, files[0], str(other_data), files[2], "--out", out)
+    # the files named in the order of their datasets after them
+    assert line == (f"error: {files[0]} and {other_data} are shards of different plans: dataset "
+                    f"{load_record(files[0]).plan.dataset['name']} ({load_record(files[0]).plan.dataset['sha256'][:12]}) "
+                    f"vs {dataset} ({load_record(other_data).plan.dataset['sha256'][:12]})")
     assert not Path(out).exists()
 
 

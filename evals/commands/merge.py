@@ -100,7 +100,7 @@ def load_shards(paths: list[str]) -> list[tuple[Path, Record]]:
     first_path, first = shards[0]
     for p, r in shards[1:]:
         if r.meta.shard["plan"] != first.meta.shard["plan"] or r.meta.shard["count"] != first.meta.shard["count"]:
-            raise ConfigError(f"{p} and {first_path} are shards of different plans: {_differ(first, r)}")
+            raise ConfigError(f"{first_path} and {p} are shards of different plans: {_differ(first, r)}")
     n = first.meta.shard["count"]
     seen: dict[int, Path] = {}
     for p, r in shards:
