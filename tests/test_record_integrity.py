@@ -17,7 +17,15 @@ import pytest
 from evals.commands import compare, regrade, regression, report, show
 from evals.gate import run as gate
 from evals.gate.recheck import headline, recompute
-from evals.record.results import LEGACY_SCHEMAS, holding, load_record, lock_path, save_record
+from evals.record.results import (
+    LEGACY_SCHEMAS,
+    holding,
+    load_record,
+    lock_path,
+    save_record,
+    seal_holds,
+    seal_text,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -152,6 +160,74 @@ def test_a_record_whose_runs_do_not_match_its_plan_is_refused_by_every_reader(tm
     assert str(v2) in line and message in line, line
     assert "Traceback" not in line
     assert not any((tmp_path / n).exists() for n in ("regraded.json", "compared.json", "report.html"))
+
+
+RESEALED = [t for t, (_, message) in TAMPERED.items() if message != "digest mismatch"]
+
+
+@pytest.mark.parametrize("command", ["regrade", "compare", "compare-lean", "report", "show"])
+@pytest.mark.parametrize("tamper", RESEALED)
+def test_a_resealed_record_whose_runs_do_not_match_its_plan_is_refused_with_the_same_line(
+        tmp_path, v2, capsys, command, tamper):
+    """The same edits with the file sealed again (its bytes as save_record would write them, the
+    digest left stale): read the sealed way, without the digest (compare's lean reading without
+    building Turns), every check but the digest refuses them with the same line."""
+    edit, message = TAMPERED[tamper]
+    data = json.loads(v2.read_text())
+    edit(data)
+    v2.write_text(seal_text(json.dumps(data, indent=1)))
+    assert seal_holds(v2.read_bytes())
+    capsys.readouterr()
+    assert readers(v2, tmp_path)[command]() == 2
+    line = one_error_line(capsys)
+    assert str(v2) in line and message in line, line
+
+
+def test_a_saved_record_is_sealed_and_any_changed_byte_breaks_the_seal(v2):
+    raw = v2.read_bytes()
+    assert seal_holds(raw) and raw.rstrip().endswith(b"}")
+    middle = len(raw) // 2
+    changed = [raw[:middle] + bytes([raw[middle] ^ 1]) + raw[middle + 1:],  # one bit in the middle
+               raw[:-120] + raw[-119:],  # one byte of the digest's line gone
+               raw + b"\n",  # an editor's final newline
+               json.dumps(json.loads(raw), indent=2).encode()]  # re-indented: the seal kept, the bytes not
+    assert not any(seal_holds(c) for c in changed)
+
+
+def test_a_reindented_record_reads_as_the_sealed_one(tmp_path, v2, monkeypatch):
+    """Without a seal that holds, the digest decides: a re-indented file reads the same, in full
+    and lean; the sealed one is read without recomputing its digest."""
+    from evals.gate import sides
+    from evals.record import results
+
+    again = tmp_path / "reindented.json"
+    again.write_text(json.dumps(json.loads(v2.read_text()), indent=2))
+    digests = []
+    real = results.digest_matches
+    monkeypatch.setattr(results, "digest_matches", lambda data, digest: digests.append(1) or real(data, digest))
+    assert load_record(v2) == load_record(again) and len(digests) == 1
+    lean = [sides.read_side(p, lean=True) for p in (v2, again)]
+    assert len(digests) == 2
+    a, b = lean
+    assert a.record == b.record and a.summary == b.summary and a.table == b.table
+    assert a.summary.runs == len(load_record(v2).runs_for("v2"))
+
+
+def test_a_sealed_file_msgspec_refuses_is_read_the_pydantic_way(tmp_path, v2):
+    """msgspec is stricter than pydantic's lax mode: a trial written as "0" is refused by it, and
+    the file is then read as any other (here accepted: the digest matches what is written)."""
+    from evals.gate import sides
+    from evals.record.results import digest_of
+
+    data = json.loads(v2.read_text())
+    data["runs"][0]["trial"] = str(data["runs"][0]["trial"])
+    data["digest"] = digest_of(data)
+    odd = tmp_path / "odd.json"
+    odd.write_text(seal_text(json.dumps(data, indent=1)))
+    assert seal_holds(odd.read_bytes())
+    assert load_record(odd).runs == load_record(v2).runs
+    a, b = sides.read_side(v2, lean=True), sides.read_side(odd, lean=True)
+    assert a.summary == b.summary and a.table == b.table
 
 
 @pytest.mark.parametrize("tamper", ["a run deleted", "a run added on another seed", "a run duplicated",

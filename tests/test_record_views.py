@@ -112,3 +112,66 @@ def test_the_view_refuses_a_bad_agent_error_and_keeps_a_good_one():
     assert not _accepts(_view, _set(("turn", "error"), {"why": "timeout"}))
     view, = _view(_set(("turn", "error"), "timeout after 120 s"))
     assert view.agent_error == "timeout after 120 s"
+
+
+# -- SealedRun: the same reading by msgspec, for a file whose seal holds ---------------------------
+
+def _sealed(run):
+    import orjson
+
+    from evals.record.views import _RUNS
+
+    return _RUNS.decode(orjson.dumps([run]))
+
+
+def _sealed_accepts(run) -> bool:
+    import msgspec
+
+    try:
+        _sealed(run)
+        return True
+    except msgspec.ValidationError:
+        return False
+
+
+def test_a_sealed_run_has_the_fields_of_a_run_view():
+    import msgspec
+
+    from evals.record.results import ScorerVerdict
+    from evals.record.views import SealedRun, SealedTurnHead, SealedVerdict, TurnHead
+
+    fields = msgspec.structs.fields(SealedRun)
+    assert [f.name for f in fields] == [f.name for f in dataclasses.fields(RunView)]
+    assert {f.name for f in fields if f.required} == \
+        {f.name for f in dataclasses.fields(RunView) if f.default is dataclasses.MISSING
+         and f.default_factory is dataclasses.MISSING}
+    assert [f.name for f in msgspec.structs.fields(SealedVerdict)] == [f.name for f in dataclasses.fields(ScorerVerdict)]
+    assert [f.name for f in msgspec.structs.fields(SealedTurnHead)] == list(TurnHead.__annotations__)
+
+
+def _same(sealed, view) -> bool:
+    return ((sealed.row_id, sealed.trial, sealed.seed, sealed.version, sealed.job, sealed.stage, sealed.key,
+             sealed.agent_error, sealed.turn.version, sealed.turn.model)
+            == (view.row_id, view.trial, view.seed, view.version, view.job, view.stage, view.key,
+                view.agent_error, view.turn["version"], view.turn["model"])
+            and {n: (v.passed, v.explanation) for n, v in sealed.verdicts.items()}
+            == {n: (v.passed, v.explanation) for n, v in view.verdicts.items()})
+
+
+@pytest.mark.parametrize(("where", "value"), READ + UNREAD,
+                         ids=[".".join(map(str, w)) + f"={v!r}"[:20] for w, v in READ + UNREAD])
+def test_what_msgspec_accepts_the_view_accepts_with_the_same_values(where, value):
+    """msgspec may refuse more (the file is then read the pydantic way, which decides); what it
+    accepts, the view accepts, and both read the same."""
+    run = _set(where, value)
+    if _sealed_accepts(run):
+        assert _accepts(_view, run)
+        (sealed,), (view,) = _sealed(run), _view(run)
+        assert _same(sealed, view)
+
+
+def test_msgspec_reads_the_good_run_and_refuses_most_bad_ones_itself():
+    (sealed,), (view,) = _sealed(GOOD), _view(GOOD)
+    assert _same(sealed, view)
+    refused_by_view = [(w, v) for w, v in READ if not _accepts(_view, _set(w, v))]
+    assert all(not _sealed_accepts(_set(w, v)) for w, v in refused_by_view)

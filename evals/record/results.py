@@ -1,8 +1,10 @@
 """The results record: the one file every later command reads (regrade, compare, show,
 report, promote, resume). Like Inspect's eval log, it is typed and self-contained: it
 carries the rows it ran, so it can be re-scored without the dataset file. It checks itself:
-it stores its plan (RecordPlan) and a digest, and load_record refuses a file whose runs do
-not match the plan or whose digest does not match (one line, a RecordError)."""
+it stores its plan (RecordPlan), a digest of its content and a seal of its bytes (SEAL), and
+load_record refuses a file whose runs do not match the plan, or whose bytes changed: its seal
+does not hold and its digest does not match (one line, a RecordError). A re-indented file keeps
+its digest."""
 from __future__ import annotations
 
 import contextlib
@@ -10,11 +12,13 @@ import gc
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.dataclasses import dataclass as pydantic_dataclass
@@ -223,6 +227,32 @@ def digest_matches(data: dict[str, Any], digest: str) -> bool:
     return digest_of(data, _fast_canonical) == digest or digest_of(data) == digest
 
 
+SEAL = "text_sha256"
+"""The last member of a results file as save_record writes it: the sha256 of the file's bytes
+before it. Unlike the digest (over the content, so a re-indented file keeps it), it holds only
+for the exact bytes written, and it needs no parsing to check: a reader of verdicts trusts a
+file whose seal holds without re-serialising its runs (load_record_view). Any other file, a
+re-indented one included, is checked by its digest."""
+_SEAL_TAIL = re.compile(rb',\n "text_sha256": "([0-9a-f]{64})"\n\}\Z')
+
+
+def seal_text(text: str) -> str:
+    """text (a JSON object as json or pydantic write it with indent=1) with its seal as last member."""
+    head = text.rstrip()
+    if not head.endswith("}"):
+        raise ValueError("not a JSON object")
+    head = head[:-1].rstrip()
+    return f'{head},\n "{SEAL}": "{hashlib.sha256(head.encode()).hexdigest()}"\n}}'
+
+
+def seal_holds(raw: bytes) -> bool:
+    """The file ends with its seal, and the seal is the sha256 of every byte before it."""
+    tail = raw[-100:]
+    m = _SEAL_TAIL.search(tail)
+    return m is not None and hashlib.sha256(memoryview(raw)[:len(raw) - len(tail) + m.start()]).hexdigest() == \
+        m.group(1).decode()
+
+
 @contextlib.contextmanager
 def _gc_paused():
     """Reading a big record makes millions of containers, none of them garbage: the cyclic
@@ -313,9 +343,11 @@ def _key(k: tuple[str, str, int]) -> str:
     return f"{k[0]} {k[1]}#{k[2]}"
 
 
-def check_record(record: Record, data: dict[str, Any], where: str | Path, runs: list | None = None) -> None:
+def check_record(record: Record, data: dict[str, Any] | None, where: str | Path, runs: list | None = None,
+                 sealed: bool = False) -> None:
     """Refuse a record whose runs do not match its plan, or that changed after it was written.
-    runs: its runs as RunViews (load_record_view), the record itself holding none."""
+    runs: its runs as RunViews (load_record_view), the record itself holding none. sealed: its
+    file's seal holds (the bytes are as written), so its digest is not recomputed (data unused)."""
     runs = record.runs if runs is None else runs
     legacy = record.meta.schema_ in LEGACY_SCHEMAS
     if not legacy and (record.plan is None or record.digest is None):
@@ -344,7 +376,7 @@ def check_record(record: Record, data: dict[str, Any], where: str | Path, runs: 
     if missing and record.meta.complete:
         raise RecordError(f"{where}: marked complete but {len(missing)} planned run(s) are missing "
                           f"(e.g. {_key(missing[0])}): {len(wanted) - len(missing)} of {len(wanted)} runs")
-    if record.digest is not None and not digest_matches(data, record.digest):
+    if record.digest is not None and not sealed and not digest_matches(data, record.digest):
         raise RecordError(f"{where}: digest mismatch: meta, plan, rows or runs changed after the file was written")
 
 
@@ -365,20 +397,37 @@ BIG_RECORD = 5_000  # runs: from here a record's objects are frozen out of the c
 def load_record_view(path: str | Path, raw: bytes | None = None) -> tuple[Record, list]:
     """load_record for a reader of verdicts only: (the record without its runs, its runs as
     RunViews, evals/record/views.py). The same checks, the same one line when one fails.
-    raw: the file's bytes, when the caller has read them already."""
-    from evals.record.views import RUN_VIEWS
+    raw: the file's bytes, when the caller has read them already.
 
-    def checked(data: Any, where: Path) -> tuple[Record, list]:
+    A file whose seal holds (SEAL: its bytes are as save_record wrote them) is read without
+    building its Turns at all (views.read_sealed); anything that reading refuses, and any file
+    without a holding seal, is read as load_record reads it."""
+    from evals.record.views import RUN_VIEWS, read_sealed
+
+    if raw is None:
+        raw = read_bytes(path)
+    with _gc_paused():
+        if seal_holds(raw) and (read := read_sealed(raw)) is not None:
+            head, runs = read
+            try:
+                record = Record.model_validate({**head, "runs": []})
+            except ValueError:
+                pass  # read below, where the full reading's line is given
+            else:
+                check_record(record, None, path, runs, sealed=True)
+                return record, runs
+
+    def checked(data: Any, where: Path, sealed: bool = False) -> tuple[Record, list]:
         if not isinstance(data, dict) or not isinstance(data.get("runs", []), list):
-            return _checked(data, where), []  # refused there, with its line
+            return _checked(data, where, sealed), []  # refused there, with its line
         try:
             record = Record.model_validate({**data, "runs": []})
             runs = RUN_VIEWS.validate_python(data.get("runs") or [])
         except Exception as exc:
-            _checked(data, where)  # raises the full reading's own line for what is wrong
+            _checked(data, where, sealed)  # raises the full reading's own line for what is wrong
             first = str(exc).splitlines()
             raise RecordError(f"{where}: not a results record ({' '.join(first[:3])})") from exc
-        check_record(record, data, where, runs)
+        check_record(record, data, where, runs, sealed=sealed)
         return record, runs
 
     with _gc_paused():
@@ -400,12 +449,23 @@ def _load(path: Path, checked=None, raw: bytes | None = None):
     checked = checked or _checked
     if raw is None:
         raw = read_bytes(path)
+    # A file whose seal holds is as save_record wrote it: read exactly (msgspec: an int past 64
+    # bits stays an int), its digest not recomputed. What msgspec refuses is read as any other file.
+    if seal_holds(raw):
+        try:
+            data = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            data = None
+        if isinstance(data, dict):
+            data.pop(SEAL, None)
+            return checked(data, path, sealed=True)
     # orjson first (2x faster); it reads an int past 64 bits as a float, so what it read counts
     # only when every check below passes, the digest included (the digest is over json's
     # reading of the file, so a match means the two read the same). Else json's reading decides.
     try:
         fast = orjson.loads(raw)
         if isinstance(fast, dict) and fast.get("digest"):
+            fast.pop(SEAL, None)  # a seal that does not hold: the digest checks the content
             return checked(fast, path)
     except (orjson.JSONDecodeError, RecordError):
         pass
@@ -417,16 +477,18 @@ def _load(path: Path, checked=None, raw: bytes | None = None):
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+    if isinstance(data, dict):
+        data.pop(SEAL, None)
     return checked(data, path)
 
 
-def _checked(data: Any, path: Path) -> Record:
+def _checked(data: Any, path: Path, sealed: bool = False) -> Record:
     try:
         record = Record.model_validate(data)
     except Exception as exc:
         first = str(exc).splitlines()
         raise RecordError(f"{path}: not a results record ({' '.join(first[:3])})") from exc
-    check_record(record, data, path)  # its runs against its plan, and its digest
+    check_record(record, data, path, sealed=sealed)  # its runs against its plan, and its digest or seal
     return record
 
 
@@ -447,14 +509,15 @@ def sealed(record: Record) -> dict[str, Any]:
 
 def sealed_text(record: Record) -> str:
     """The text of sealed(record), the way save_record writes it (pydantic's serialiser, several
-    times faster than json.dumps with indent on a record of thousands of runs)."""
+    times faster than json.dumps with indent on a record of thousands of runs), ending with its
+    seal (SEAL)."""
     if record.meta.redacted:
-        return json.dumps(sealed(record), indent=1, ensure_ascii=False)
+        return seal_text(json.dumps(sealed(record), indent=1, ensure_ascii=False))
     record.meta.schema_ = SCHEMA
     if record.plan is None:
         record.plan = plan_of(record)
     record.digest = _record_digest(record)
-    return record.model_dump_json(by_alias=True, indent=1)
+    return seal_text(record.model_dump_json(by_alias=True, indent=1))
 
 
 class RecordWriteError(RecordError):

@@ -9,13 +9,15 @@ already covers every byte of it (an edited Turn is refused as a digest mismatch)
 read Turns (show, report, regrade, resume) check them in full."""
 from __future__ import annotations
 
-from typing import NotRequired
+import json
+from typing import Any, NotRequired
 
+import msgspec
 from pydantic import ConfigDict, Field, TypeAdapter, with_config
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 from typing_extensions import TypedDict
 
-from evals.record.results import ScorerVerdict
+from evals.record.results import SEAL, ScorerVerdict
 
 
 @with_config(ConfigDict(extra="allow"))
@@ -48,3 +50,56 @@ class RunView:
 
 
 RUN_VIEWS = TypeAdapter(list[RunView])
+
+
+# -- a sealed file (evals/record/results.py: SEAL), read without building its Turns ---------------
+# The same fields and types as RunView, checked by msgspec as it parses: what a Turn holds
+# besides `version`, `model` and `error` is skipped, not built (the seal covers its bytes). msgspec
+# is stricter than pydantic's lax mode (no "3" or 3.0 for an int): what it refuses is read again
+# the pydantic way, which decides (tests/test_record_views.py).
+
+class SealedVerdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    passed: bool | None
+    explanation: str
+
+
+class SealedTurnHead(msgspec.Struct, frozen=True):
+    version: str
+    model: str
+    error: str | None = None
+
+
+class SealedRun(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    row_id: str
+    trial: int
+    seed: int
+    version: str
+    job: str
+    turn: SealedTurnHead
+    verdicts: dict[str, SealedVerdict] = {}
+    stage: str = "gate"
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.row_id, self.trial)
+
+    @property
+    def agent_error(self) -> str | None:
+        return self.turn.error
+
+
+_MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_RUNS = msgspec.json.Decoder(list[SealedRun])
+
+
+def read_sealed(raw: bytes) -> tuple[dict[str, Any], list[SealedRun]] | None:
+    """(the record's other members, parsed by json, its runs as SealedRuns), or None when msgspec
+    refuses the bytes (the caller then reads them the pydantic way, whose line counts)."""
+    try:
+        members = _MEMBERS.decode(raw)
+        runs = _RUNS.decode(members.pop("runs")) if "runs" in members else []
+        members.pop(SEAL, None)
+        # the rest is small: json's exact reading (an int past 64 bits stays an int)
+        return {k: json.loads(bytes(v)) for k, v in members.items()}, runs
+    except (msgspec.DecodeError, ValueError, TypeError):
+        return None
