@@ -22,8 +22,15 @@ def _models() -> dict[Path, tuple[type[BaseModel], str]]:
 
 
 def schema_of(model: type[BaseModel], title: str) -> dict:
-    """The model's JSON Schema as it serialises (what a file or stdout holds)."""
+    """The model's JSON Schema as it serialises (what a file or stdout holds). A results file
+    also ends with its seal, a member of the file, not of the record (evals/record/results.py)."""
+    from evals.record.results import SEAL, Record
+
     schema = model.model_json_schema(mode="serialization", by_alias=True)
+    if model is Record:
+        schema["properties"][SEAL] = {"type": "string", "pattern": "^[0-9a-f]{64}$", "title": "Text Sha256",
+                                      "description": "sha256 of the file's bytes before this member, "
+                                                     "the last one (save_record)"}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "description": title, **schema}
 
 

@@ -1,12 +1,14 @@
-"""RunView: a run as a reader of verdicts holds it (compare's lean reading of a big results file,
-evals/gate/sides.py, like Inspect's header-only reading of an eval log).
+"""A run as a reader of verdicts holds it (compare's lean reading of a big results file,
+evals/gate/sides.py, like Inspect's header-only reading of an eval log): RunView, or SealedRun
+for a file whose seal holds.
 
 What such a reader reads is checked by the same rules as RunResult: the run's keys and stage, every
 verdict (ScorerVerdict itself), and of the Turn what the summary counts: that it is an object
 with the Turn's required `version` and `model`, and its `error`. The rest of the Turn is not built
-into models: on a 22,200-run file that was half of the reading's time, and the record's digest
-already covers every byte of it (an edited Turn is refused as a digest mismatch); the commands that
-read Turns (show, report, regrade, resume) check them in full."""
+into models: on a 22,200-run file that was half of the reading's time. The record's digest covers
+every byte of it (an edited Turn is refused as a digest mismatch), or, in a sealed file, the seal
+does, and msgspec then skips it without building it at all. The commands that read Turns (show,
+report, regrade, resume) check them in full."""
 from __future__ import annotations
 
 import json
