@@ -28,8 +28,9 @@ from evals.core.turn import Turn
 from evals.record.summaries import StoredVerdict, VersionSummary
 
 # @2: the record carries its plan and a digest (see RecordPlan); @3: the summary is labelled
-# (evals/record/summaries.py) and the verdict is a field of its own. Both read @2 and @1 files.
-SCHEMA = "northwind-evals/results@3"
+# (evals/record/summaries.py) and the verdict is a field of its own; @4: the file ends with a
+# seal of its bytes (SEAL). Each reads the earlier ones.
+SCHEMA = "northwind-evals/results@4"
 LEGACY_SCHEMAS = ("northwind-evals/results@1",)  # written before plans: runs checked against rows x seeds only
 
 
