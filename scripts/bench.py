@@ -27,8 +27,8 @@
    rows x 300 seeds), --discordant of them (default 20,000) split at random on one scorer,
    written by save_record from a real v3 gate run's Turns (--content real, the default) or
    from empty Turns (--content empty); then `python evals/compare.py A B` is timed end to end
-   as a command (start-up, both load_record checks with their digests, the comparison): a
-   first reading (each big file parsed and checked, the two in parallel processes) and again
+   as a command (start-up, both files' checks by their seals, the comparison): a first
+   reading (each big file checked with an empty cache, the two in parallel processes) and again
    (each file's checked side remembered by its bytes, as the gate or merge that wrote it
    leaves it). Target: under 2 s.
 """
@@ -237,8 +237,8 @@ def compare_files_speed(pairs: int, discordant: int, content: str) -> int:
         return walls, cpus
 
     with tempfile.TemporaryDirectory() as tmp:
-        # first reading, as of files from another machine: every file parsed, validated and its
-        # digest checked, then remembered (an empty cache each time)
+        # first reading, as of files from another machine: every file checked (by its seal, else
+        # its digest) and its runs' verdicts validated, then remembered (an empty cache each time)
         cold, cache = None, ""
         for i in range(3):
             cache = f"{tmp}/cache-{i}"

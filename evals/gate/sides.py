@@ -113,11 +113,11 @@ _CODE: str | None = None
 
 
 def read_side(path: str | Path, *, lean: bool, raw: bytes | None = None) -> Side:
-    """One results file, checked (its plan, digest, reruns; complete), as a Side: lean, its
+    """One results file, checked (its plan, seal or digest, reruns; complete), as a Side: lean, its
     summary and verdict table instead of its runs (read as RunViews: evals/record/views.py).
     raw: the file's bytes, when the caller has read them already (lean only)."""
     if not lean:
-        record = load_record(path)  # checked against its plan and digest
+        record = load_record(path)  # checked against its plan, and its seal or digest
         check_reruns(record, path)
         _refuse_incomplete(record.incomplete(), path)
         return Side(str(path), record)

@@ -231,10 +231,11 @@ def digest_matches(data: dict[str, Any], digest: str) -> bool:
 SEAL = "text_sha256"
 """The last member of a results file as save_record writes it: the sha256 of the file's bytes
 before it. Unlike the digest (over the content, so a re-indented file keeps it), it holds only
-for the exact bytes written, and it needs no parsing to check: a reader of verdicts trusts a
-file whose seal holds without re-serialising its runs (load_record_view). Any other file, a
-re-indented one included, is checked by its digest."""
-_SEAL_TAIL = re.compile(rb',\n "text_sha256": "([0-9a-f]{64})"\n\}\Z')
+for the exact bytes written, and it needs no parsing to check: every reader takes a file whose
+seal holds as written, without re-serialising its runs for the digest (and compare's lean
+reading without building its Turns: load_record_view). Any other file, a re-indented one
+included, is checked by its digest."""
+_SEAL_TAIL = re.compile(rb',\n "' + SEAL.encode() + rb'": "([0-9a-f]{64})"\n\}\Z')
 
 
 def seal_text(text: str) -> str:
