@@ -43,7 +43,16 @@ class ScorerVerdict:
     explanation: str
 
 
-class RunResult(BaseModel):
+class RunKey:
+    """A run's (row, trial) key, for RunResult and the views of a run (evals/record/views.py)."""
+    __slots__ = ()
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.row_id, self.trial)
+
+
+class RunResult(BaseModel, RunKey):
     """One (row, trial) through one agent version, with every scorer's verdict."""
     model_config = ConfigDict(extra="forbid")
     row_id: str
@@ -54,10 +63,6 @@ class RunResult(BaseModel):
     turn: Turn
     verdicts: dict[str, ScorerVerdict] = Field(default_factory=dict)
     stage: str = "gate"  # "gate": a planned (row, seed); "confirm": a rerun of a flagged row (evals/verdict/confirm.py)
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.row_id, self.trial)
 
     @property
     def agent_error(self) -> str | None:

@@ -19,7 +19,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, with_config
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 from typing_extensions import TypedDict
 
-from evals.record.results import SEAL, ScorerVerdict
+from evals.record.results import SEAL, RunKey, ScorerVerdict
 
 
 @with_config(ConfigDict(extra="allow"))
@@ -31,7 +31,7 @@ class TurnHead(TypedDict):
 
 
 @pydantic_dataclass(config=ConfigDict(extra="forbid"), frozen=True, slots=True)
-class RunView:
+class RunView(RunKey):
     """RunResult's fields (tests/test_record_views.py checks they are the same), the Turn a dict."""
     row_id: str
     trial: int
@@ -41,10 +41,6 @@ class RunView:
     turn: TurnHead
     verdicts: dict[str, ScorerVerdict] = Field(default_factory=dict)
     stage: str = "gate"
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.row_id, self.trial)
 
     @property
     def agent_error(self) -> str | None:
@@ -71,7 +67,7 @@ class SealedTurnHead(msgspec.Struct, frozen=True):
     error: str | None = None
 
 
-class SealedRun(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class SealedRun(msgspec.Struct, RunKey, frozen=True, forbid_unknown_fields=True):
     row_id: str
     trial: int
     seed: int
@@ -80,10 +76,6 @@ class SealedRun(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     turn: SealedTurnHead
     verdicts: dict[str, SealedVerdict] = {}
     stage: str = "gate"
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.row_id, self.trial)
 
     @property
     def agent_error(self) -> str | None:
