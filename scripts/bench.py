@@ -21,7 +21,7 @@
    wall <= 1.15 x (calls / rate). About 40 s.
 4. --compare: the comparison's statistics on two in-memory versions of --pairs matched
    (row, trial) pairs x 8 scorers, --discordant of them split at random on one scorer: the
-   exact McNemar p (log space) and the whole of evals.verdict.comparison.compare (counting, Newcombe,
+   exact McNemar p (log space) and the whole of turngate.verdict.comparison.compare (counting, Newcombe,
    McNemar, Holm, flips). Target: compare() well under 1 s at 100,000 pairs.
 5. --compare-files: two results files of --pairs (row, seed) pairs each (default 22,200: the 74
    rows x 300 seeds), --discordant of them (default 20,000) split at random on one scorer,
@@ -46,13 +46,13 @@ import time
 from pathlib import Path
 
 from app.refund_agent.client import aask_agent
-from evals.gate.run import DEFAULT_DATASET, REPO, agents_for, execute, new_record
-from evals.jobs.runner import Settings
-from evals.jobs.target import TargetOptions
-from evals.jobs.workers import AgentPool
-from evals.scoring.scorers import make_evaluators
-from evals.sources.dataset import load_rows
-from evals.sources.row_sources import JsonlSource
+from turngate.gate.run import DEFAULT_DATASET, REPO, agents_for, execute, new_record
+from turngate.jobs.runner import Settings
+from turngate.jobs.target import TargetOptions
+from turngate.jobs.workers import AgentPool
+from turngate.scoring.scorers import make_evaluators
+from turngate.sources.dataset import load_rows
+from turngate.sources.row_sources import JsonlSource
 
 
 def gate(rows, model: str | None, parallelism: int, tmp: Path, trials: int = 1, pool=None) -> tuple[float, list]:
@@ -130,10 +130,10 @@ def provider(a: argparse.Namespace) -> int:
 def comparison_speed(pairs: int, discordant: int) -> int:
     import random
 
-    from evals.core.turn import Turn
-    from evals.record.results import RunResult, ScorerVerdict
-    from evals.verdict.comparison import compare
-    from evals.verdict.stats import mcnemar_exact
+    from turngate.core.turn import Turn
+    from turngate.record.results import RunResult, ScorerVerdict
+    from turngate.verdict.comparison import compare
+    from turngate.verdict.stats import mcnemar_exact
 
     names = [f"scorer_{j}" for j in range(8)]
     ok, bad = ScorerVerdict(passed=True, explanation="pass"), ScorerVerdict(passed=False, explanation="fail")
@@ -170,9 +170,9 @@ def big_records(out: Path, pairs: int, discordant: int, content: str = "real") -
     Turns, its seeds widened to cover `pairs`; no reference and no confirmation stage."""
     import random
 
-    from evals.core.turn import Turn
-    from evals.record.results import RunResult, load_record, plan_of, save_record
-    from evals.record.results import ScorerVerdict as Verdict
+    from turngate.core.turn import Turn
+    from turngate.record.results import RunResult, load_record, plan_of, save_record
+    from turngate.record.results import ScorerVerdict as Verdict
 
     out.mkdir(parents=True, exist_ok=True)
     template_dir = out / "template"
@@ -242,13 +242,13 @@ def compare_files_speed(pairs: int, discordant: int, content: str) -> int:
         cold, cache = None, ""
         for i in range(3):
             cache = f"{tmp}/cache-{i}"
-            once = timed({"EVALS_CACHE_DIR": cache}, 1)
+            once = timed({"TURNGATE_CACHE_DIR": cache}, 1)
             if once is None:
                 return 2
             cold = once if cold is None else (cold[0] + once[0], cold[1] + once[1])
-        # again: each file's checked side remembered by its bytes (evals/gate/sides.py), as
+        # again: each file's checked side remembered by its bytes (turngate/gate/sides.py), as
         # after the last first reading, or after the gate or merge that wrote the file
-        warm = timed({"EVALS_CACHE_DIR": cache}, 3)
+        warm = timed({"TURNGATE_CACHE_DIR": cache}, 3)
     if not warm:
         return 2
     size = (a.stat().st_size + b.stat().st_size) / 1e6

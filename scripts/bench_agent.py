@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from app.refund_agent.client import ask_agent
-from evals.sources.dataset import load_rows
+from turngate.sources.dataset import load_rows
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -44,8 +44,8 @@ def newest(out: Path, before: set[Path]) -> Path:
 
 
 def verdict_of(path: Path) -> tuple[int, str]:
-    from evals.gate.recheck import recompute
-    from evals.record.results import load_record
+    from turngate.gate.recheck import recompute
+    from turngate.record.results import load_record
 
     v = recompute(load_record(path), path)
     return v.exit_code, v.line.splitlines()[0]

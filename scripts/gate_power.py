@@ -9,7 +9,7 @@ Variants of the version are written as version files in a temporary directory: e
 clause of the prompt deleted in turn, each server switch flipped (hardened, redact), a hotter
 offline model (temperature 0.5) and the previous version's settings (v2: switches off). Each
 runs once over all held-out seeds, in this process; the seeds are cut into K blocks of
---trials seeds and each block is judged as one gate run by evals.verdict.decide.decide against the
+--trials seeds and each block is judged as one gate run by turngate.verdict.decide.decide against the
 committed bars and reference. Held-out means: no seed of the reference (refused otherwise).
 Default seeds: K=20 blocks starting right after the reference's last seed.
 """
@@ -28,22 +28,22 @@ from pathlib import Path
 from rich.table import Table
 
 from app.refund_agent.versions import load_version
-from evals.core import cli_support as cli
-from evals.core.errors import ConfigError
-from evals.core.seeds import format_seeds, parse_seeds
-from evals.gate.run import DEFAULT_AGENT, DEFAULT_DATASET, agents_for, load_rows_for, run_seeds
-from evals.jobs.runner import Settings
-from evals.jobs.target import TargetOptions
-from evals.output.console import console
-from evals.record.summaries import ConfirmationSummary
-from evals.scoring.scorers import make_evaluators, registry
-from evals.sources.row_sources import source_for
-from evals.verdict.decide import decide, plan_reruns
-from evals.verdict.reference import DEFAULT_PATH as REFERENCE_PATH
-from evals.verdict.reference import check_rows, load_reference
-from evals.verdict.stats import wilson
-from evals.verdict.summary import summarise
-from evals.verdict.thresholds import DEFAULT_PATH, load_thresholds
+from turngate.core import cli_support as cli
+from turngate.core.errors import ConfigError
+from turngate.core.seeds import format_seeds, parse_seeds
+from turngate.gate.run import DEFAULT_AGENT, DEFAULT_DATASET, agents_for, load_rows_for, run_seeds
+from turngate.jobs.runner import Settings
+from turngate.jobs.target import TargetOptions
+from turngate.output.console import console
+from turngate.record.summaries import ConfirmationSummary
+from turngate.scoring.scorers import make_evaluators, registry
+from turngate.sources.row_sources import source_for
+from turngate.verdict.decide import decide, plan_reruns
+from turngate.verdict.reference import DEFAULT_PATH as REFERENCE_PATH
+from turngate.verdict.reference import check_rows, load_reference
+from turngate.verdict.stats import wilson
+from turngate.verdict.summary import summarise
+from turngate.verdict.thresholds import DEFAULT_PATH, load_thresholds
 
 
 @dataclass
@@ -149,7 +149,7 @@ def gate_blocks(runs, rows, blocks, reference, reg, rerun=None) -> list[dict]:
 
 def rerunner(agents, loaded, settings, evaluators):
     """Confirmation reruns in this process, each (row, seed) run once and kept."""
-    from evals.gate.run import execute, new_record
+    from turngate.gate.run import execute, new_record
 
     done: dict[tuple[str, int], object] = {}
     by_id = {r.id: r for r in loaded.rows}
@@ -174,7 +174,7 @@ def save_runs(runs, path: Path) -> None:
 
 
 def load_runs(path: Path) -> list:
-    from evals.record.results import RunResult, ScorerVerdict
+    from turngate.record.results import RunResult, ScorerVerdict
 
     return [RunResult(row_id=rid, trial=seed, seed=seed, version="variant", job="variant",
                       turn={"version": "variant", "model": "offline", "seed": seed},

@@ -9,7 +9,7 @@ rates of its failure patterns (which scorers fail together in one run) from a Di
 accepted counts, plus a Jeffreys-sized chance of a failure the accepted run never showed; (2) a
 *new reference* of 20, 100 or 300 runs per row is drawn from that truth, and bars are proposed from it
 exactly as calibrate.py does; (3) a fresh gate of t runs per row is drawn from the same truth and
-judged by evals.verdict.decide.decide against that reference, with its confirmation reruns drawn from the
+judged by turngate.verdict.decide.decide against that reference, with its confirmation reruns drawn from the
 truth too. The false-alarm rate is the share of gates that fail; a break ("one row now fails every
 run" on a row the accepted run fails now and then, or never) measures detection.
 """
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from evals.commands.calibrate import propose
-from evals.record.summaries import (
+from turngate.commands.calibrate import propose
+from turngate.record.summaries import (
     CellCounts,
     ConfirmationSummary,
     RunCount,
@@ -32,9 +32,9 @@ from evals.record.summaries import (
     Tally,
     VersionSummary,
 )
-from evals.verdict.decide import decide, plan_reruns
-from evals.verdict.reference import PRIOR, Cell, Reference, RowRef, load_reference
-from evals.verdict.stats import wilson
+from turngate.verdict.decide import decide, plan_reruns
+from turngate.verdict.reference import PRIOR, Cell, Reference, RowRef, load_reference
+from turngate.verdict.stats import wilson
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -95,7 +95,7 @@ def reference_of(truth: dict, runs: dict, seeds: list[int]) -> Reference:
 
 
 def summary_of(truth: dict, runs: dict, trials: int, kind: type[Tally] = VersionSummary) -> Tally:
-    """The numbers decide() reads, as evals/verdict/summary.py computes them from runs."""
+    """The numbers decide() reads, as turngate/verdict/summary.py computes them from runs."""
     cells, failed_runs, totals = {}, {}, Counter()
     for rid, pats in runs.items():
         applicable, na, _, _ = truth[rid]
@@ -200,7 +200,7 @@ def markdown(res: dict) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="scripts/gate_study.py", description=__doc__.splitlines()[0])
-    p.add_argument("--reference", default=str(REPO / "app" / "northwind_evals" / "reference.json"))
+    p.add_argument("--reference", default=str(REPO / "evals" / "reference.json"))
     p.add_argument("--worlds", type=int, default=400, help="simulated gates per (reference, trials) cell")
     p.add_argument("--trials", type=int, nargs="+", default=[1, 3, 5, 10, 20])
     p.add_argument("--refs", type=int, nargs="+", default=[20, 100, 300], help="accepted runs per row in the reference")

@@ -1,5 +1,5 @@
-"""Write the JSON Schemas generated from the typed record (evals/record/schemas.py):
-evals/record/gate_json.schema.json (`regression.py --json`) and evals/record/record.schema.json
+"""Write the JSON Schemas generated from the typed record (turngate/record/schemas.py):
+turngate/record/gate_json.schema.json (`regression.py --json`) and turngate/record/record.schema.json
 (a results file). --check: write nothing, exit 1 if a shipped file is not what the models make.
 
     python scripts/gen_schemas.py [--check]
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evals.record.schemas import generated
+from turngate.record.schemas import generated
 
 
 def main(argv: list[str] | None = None) -> int:

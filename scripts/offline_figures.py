@@ -16,10 +16,10 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from app.northwind_evals.judge.offline import OfflineJudge
-from evals.commands.calibrate_judge import load_labels
-from evals.scoring.case import Case
+from evals.judge.offline import OfflineJudge
 from tests.offline_heldout import run_file, score_record
+from turngate.commands.calibrate_judge import load_labels
+from turngate.scoring.case import Case
 
 REPO = Path(__file__).resolve().parents[1]
 

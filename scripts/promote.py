@@ -16,7 +16,7 @@ nothing. --upload DATASET_ID also creates the datapoint in that orq.ai dataset.
 """
 from __future__ import annotations
 
-from evals.core import cli_support as cli
+from turngate.core import cli_support as cli
 
 if __name__ == "__main__":
     cli.exit_quietly_on_interrupt()  # before the heavy imports below: Ctrl-C is one line and exit 2
@@ -28,13 +28,13 @@ import re
 import sys
 from pathlib import Path
 
-from evals.core.errors import ConfigError
-from evals.output.console import console
-from evals.simulation.convert import conversation_row
-from evals.simulation.run import ConversationRecord, load_record_file
-from evals.sources.dataset import DatasetError, Row, load_rows, row_to_datapoint, row_to_json
+from turngate.core.errors import ConfigError
+from turngate.output.console import console
+from turngate.simulation.convert import conversation_row
+from turngate.simulation.run import ConversationRecord, load_record_file
+from turngate.sources.dataset import DatasetError, Row, load_rows, row_to_datapoint, row_to_json
 
-DEFAULT_DATASET = cli.REPO / "datasets" / "northwind.jsonl"
+DEFAULT_DATASET = Path(__file__).resolve().parents[1] / "datasets" / "northwind.jsonl"
 
 
 def parser() -> argparse.ArgumentParser:

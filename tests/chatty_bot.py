@@ -1,6 +1,6 @@
 """The FAQ bot (examples/faq_bot) making CALLS cheap provider calls per conversation through
 the project's model layer (openai:offline at OPENAI_BASE_URL, every call through
-evals.jobs.model_calls), so a gate on a 2-core machine is bound by the provider's rate limit
+turngate.jobs.model_calls), so a gate on a 2-core machine is bound by the provider's rate limit
 rather than by CPU. Its answers, and so its verdicts, are the FAQ bot's own.
 
     --agent tests.chatty_bot:target --dataset examples/faq_bot/dataset.jsonl
@@ -13,9 +13,9 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 import examples.faq_bot as faq_bot
-from evals.core.turn import Turn, Usage
-from evals.jobs.chat_provider import ProviderChatModel  # noqa: F401  imported with the target: a worker is warm
-from evals.jobs.models import make_model
+from turngate.core.turn import Turn, Usage
+from turngate.jobs.chat_provider import ProviderChatModel  # noqa: F401  imported with the target: a worker is warm
+from turngate.jobs.models import make_model
 
 CALLS = 3
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from app.refund_agent.client import ask_agent
 from app.refund_agent.versions import Version, load_version
-from evals.scoring.escalation import escalated
+from turngate.scoring.escalation import escalated
 
 CASES_PATH = Path(__file__).with_name("data") / "heldout_clauses.jsonl"
 # A second set written at the same time and not looked at while changing the model, and a

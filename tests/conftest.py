@@ -13,5 +13,5 @@ def openai_env(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _own_cache_dir(tmp_path_factory, monkeypatch):
-    """No test reads or writes the user's cache (evals/gate/sides.py remembers big results files)."""
-    monkeypatch.setenv("EVALS_CACHE_DIR", str(tmp_path_factory.mktemp("evals-cache")))
+    """No test reads or writes the user's cache (turngate/gate/sides.py remembers big results files)."""
+    monkeypatch.setenv("TURNGATE_CACHE_DIR", str(tmp_path_factory.mktemp("evals-cache")))

@@ -75,8 +75,8 @@ async def run_file(path: str | Path, *, version: str = "v3", temperature: float 
     import asyncio
 
     from app.refund_agent.client import aask_agent
-    from evals.scoring.scorers import CODE_SCORERS
-    from evals.sources.dataset import load_rows, row_to_datapoint
+    from turngate.scoring.scorers import CODE_SCORERS
+    from turngate.sources.dataset import load_rows, row_to_datapoint
 
     rows = load_rows(path)
     model = f"offline:temperature={temperature:g}"

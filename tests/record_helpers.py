@@ -1,7 +1,7 @@
 """Hand-built results records with known verdict counts, for compare / report tests."""
 from __future__ import annotations
 
-from evals.record.results import Meta, Record, RunResult, ScorerVerdict
+from turngate.record.results import Meta, Record, RunResult, ScorerVerdict
 
 SCORERS = ["refund_outcome", "policy_judge"]
 

@@ -1,7 +1,7 @@
 """Hand-written rows and Turns for scorer tests: the row and Turn formats users write."""
 from __future__ import annotations
 
-from evals.sources.dataset import Row
+from turngate.sources.dataset import Row
 
 
 def row(expect: dict, message: str = "Refund order A-1001 in full.", expected_output: str = "Refunds 129 EUR.",

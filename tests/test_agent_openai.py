@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from app.refund_agent.client import aask_agent
-from evals.core.errors import ConfigError
+from turngate.core.errors import ConfigError
 from tests.fakes.openai_server import FakeOpenAI, text_completion, tool_call_completion
 
 

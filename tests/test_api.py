@@ -1,4 +1,4 @@
-"""Gating one's own agent from Python (evals.run_gate): the same gate, record and verdict as
+"""Gating one's own agent from Python (turngate.run_gate): the same gate, record and verdict as
 evals/regression.py, without argument parsing or sys.exit; bad input is a ConfigError."""
 import asyncio
 import json
@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-import evals
+import turngate
 import examples.faq_bot as faq_bot
-from evals.commands import compare, regrade, regression
-from evals.core.errors import ConfigError
-from evals.core.turn import Message, ToolCall, Turn
-from evals.jobs.target import target_factory, user_turns
-from evals.record.results import load_record
-from evals.verdict.thresholds import load_thresholds
+from turngate.commands import compare, regrade, regression
+from turngate.core.errors import ConfigError
+from turngate.core.turn import Message, ToolCall, Turn
+from turngate.jobs.target import target_factory, user_turns
+from turngate.record.results import load_record
+from turngate.verdict.thresholds import load_thresholds
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "faq_bot"
@@ -29,8 +29,8 @@ def results(directory: Path) -> list[Path]:
 
 
 def test_the_faq_bot_passes_its_gate_through_the_api(tmp_path):
-    result = evals.run_gate(faq_bot.target, **FAQ, out=tmp_path, quiet=True)
-    assert isinstance(result, evals.GateResult)
+    result = turngate.run_gate(faq_bot.target, **FAQ, out=tmp_path, quiet=True)
+    assert isinstance(result, turngate.GateResult)
     assert result.passed and result.exit_code == 0 and result.verdict.line.startswith("PASS")
     assert result.path == results(tmp_path)[0]
     m = result.record.meta
@@ -41,7 +41,7 @@ def test_the_faq_bot_passes_its_gate_through_the_api(tmp_path):
 
 
 def test_the_broken_faq_bot_fails_and_the_verdict_names_what_failed(tmp_path):
-    result = evals.run_gate(faq_bot.broken_target, **FAQ, out=tmp_path, quiet=True)
+    result = turngate.run_gate(faq_bot.broken_target, **FAQ, out=tmp_path, quiet=True)
     assert not result.passed and result.exit_code == 1
     v = result.verdict
     assert v.line.startswith("FAIL")
@@ -54,7 +54,7 @@ def test_the_broken_faq_bot_fails_and_the_verdict_names_what_failed(tmp_path):
 
 
 def test_the_record_is_the_one_the_cli_writes(tmp_path, capsys):
-    api = evals.run_gate(faq_bot.broken_target, **FAQ, out=tmp_path / "api", quiet=True)
+    api = turngate.run_gate(faq_bot.broken_target, **FAQ, out=tmp_path / "api", quiet=True)
     assert regression.main(["--agent", "examples.faq_bot:broken_target", "--dataset", FAQ["rows"],
                             "--thresholds", FAQ["thresholds"], "--no-upload", "--out", str(tmp_path / "cli")]) == 1
     cli = load_record(results(tmp_path / "cli")[0])
@@ -113,19 +113,19 @@ GOOD = {"week": "We are open 9 to 5 on weekdays.", "sun": "We are closed on Sund
 
 def test_an_agent_written_in_python_with_rows_and_bars_in_python(tmp_path):
     good, calls = make_bot(GOOD)
-    result = evals.run_gate(good, rows=ROWS, thresholds=BARS, seeds=[0, 1], out=tmp_path, quiet=True)
+    result = turngate.run_gate(good, rows=ROWS, thresholds=BARS, seeds=[0, 1], out=tmp_path, quiet=True)
     assert result.passed, result.verdict.line
     assert sorted(calls) == [0, 0, 1, 1] and result.record.meta.reference is None  # bars only: none given
     assert result.record.meta.thresholds == BARS and set(result.verdict.scorers) == set(BARS)
 
     wrong, _ = make_bot({**GOOD, "sun": "Sunday hours are 10 to 4."})
-    failed = evals.run_gate(wrong, rows=ROWS, thresholds=BARS, seeds="0-1", out=tmp_path, quiet=True)
+    failed = turngate.run_gate(wrong, rows=ROWS, thresholds=BARS, seeds="0-1", out=tmp_path, quiet=True)
     assert failed.exit_code == 1 and "answer_facts" in failed.verdict.line and "tool_use" not in failed.verdict.line
     bad = [(r.row_id, n) for r in failed.record.runs for n, v in r.verdicts.items() if v.passed is False]
     assert sorted(bad) == [("weekend", "answer_facts")] * 2
 
     lazy, _ = make_bot(GOOD, search=False)
-    assert "tool_use" in evals.run_gate(lazy, rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True).verdict.line
+    assert "tool_use" in turngate.run_gate(lazy, rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True).verdict.line
 
 
 def test_a_factory_gets_its_version(tmp_path):
@@ -135,8 +135,8 @@ def test_a_factory_gets_its_version(tmp_path):
         bot.name, bot.version = f"hours@{options.version}", options.version
         return bot
 
-    assert evals.run_gate(hours, version="good", rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True).passed
-    bad = evals.run_gate(hours, version="bad", rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True)
+    assert turngate.run_gate(hours, version="good", rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True).passed
+    bad = turngate.run_gate(hours, version="bad", rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True)
     assert bad.exit_code == 1 and bad.record.meta.version == "bad"
 
 
@@ -145,8 +145,8 @@ def test_inside_a_running_event_loop(tmp_path):
     good, _ = make_bot(GOOD)
 
     async def main():
-        awaited = await evals.run_gate_async(good, rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True)
-        called = evals.run_gate(good, rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True)
+        awaited = await turngate.run_gate_async(good, rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True)
+        called = turngate.run_gate(good, rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True)
         return awaited, called
 
     awaited, called = asyncio.run(main())
@@ -155,9 +155,9 @@ def test_inside_a_running_event_loop(tmp_path):
 
 def test_quiet_prints_nothing_and_loud_prints_the_verdict(tmp_path, capsys):
     good, _ = make_bot(GOOD)
-    evals.run_gate(good, rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True)
+    turngate.run_gate(good, rows=ROWS, thresholds=BARS, out=tmp_path, quiet=True)
     assert capsys.readouterr().out == ""
-    result = evals.run_gate(good, rows=ROWS, thresholds=BARS, out=tmp_path)
+    result = turngate.run_gate(good, rows=ROWS, thresholds=BARS, out=tmp_path)
     assert result.verdict.line in capsys.readouterr().out
 
 
@@ -184,7 +184,7 @@ def bad_row_file(tmp_path):
     ({"seeds": [0, 0]}, "repeats a seed"),
     ({"parallelism": 0}, "parallelism"),
     ({"timeout": 0}, "timeout must be a positive"),
-    ({"reference": str(REPO / "app" / "northwind_evals" / "reference.json")}, "another dataset"),
+    ({"reference": str(REPO / "evals" / "reference.json")}, "another dataset"),
     ({"version": "v2"}, "needs an agent factory"),
     ({"target": faq_bot.FAQ}, "not an async callable"),
     ({"target": "examples.faq_bot:nothing"}, "has no attribute 'nothing'"),
@@ -201,7 +201,7 @@ def test_bad_input_is_a_one_line_config_error_before_any_agent_call(tmp_path, ch
     if kwargs["rows"] == "BAD_ROW_FILE":
         kwargs["rows"] = bad_row_file(tmp_path)
     with pytest.raises(ConfigError) as err:
-        evals.run_gate(kwargs.pop("target", spy), **kwargs)
+        turngate.run_gate(kwargs.pop("target", spy), **kwargs)
     message = str(err.value)
     assert fragment in message and "\n" not in message
     assert called == [] and results(tmp_path / "out") == []  # nothing ran, no results file
@@ -211,8 +211,8 @@ def test_no_reference_beside_the_bars_is_an_error_unless_declined(tmp_path):
     bars = tmp_path / "bars.toml"
     bars.write_text((EXAMPLE / "thresholds.toml").read_text())
     with pytest.raises(ConfigError, match="reference=False"):
-        evals.run_gate(faq_bot.target, rows=FAQ["rows"], thresholds=bars, out=tmp_path, quiet=True)
-    result = evals.run_gate(faq_bot.target, rows=FAQ["rows"], thresholds=bars, reference=False, out=tmp_path,
+        turngate.run_gate(faq_bot.target, rows=FAQ["rows"], thresholds=bars, out=tmp_path, quiet=True)
+    result = turngate.run_gate(faq_bot.target, rows=FAQ["rows"], thresholds=bars, reference=False, out=tmp_path,
                             quiet=True)
     assert result.passed and result.record.meta.reference is None
 
@@ -225,7 +225,7 @@ def readme_block() -> str:
 
 def test_the_readme_example_runs_as_written(tmp_path, monkeypatch):
     code = readme_block()
-    assert "evals.run_gate(target" in code
+    assert "turngate.run_gate(target" in code
     (tmp_path / "examples").symlink_to(REPO / "examples")  # its relative paths; results/ lands in tmp_path
     monkeypatch.chdir(tmp_path)
     namespace = {}
@@ -244,7 +244,7 @@ def test_the_faq_bot_example_tests_pass(tmp_path):
 
 INTERRUPTED = """
 import asyncio, json, os, signal, sys
-import evals
+import turngate
 from examples.faq_bot import target
 
 async def bot(inputs, seed):  # Ctrl-C while the third row runs
@@ -254,7 +254,7 @@ async def bot(inputs, seed):  # Ctrl-C while the third row runs
     return await target(inputs, seed)
 
 bot.name, bot.tool_names = "faq-bot", target.tool_names
-r = evals.run_gate(bot, rows="examples/faq_bot/dataset.jsonl", thresholds="examples/faq_bot/thresholds.toml",
+r = turngate.run_gate(bot, rows="examples/faq_bot/dataset.jsonl", thresholds="examples/faq_bot/thresholds.toml",
                    out=sys.argv[1], quiet=True, parallelism=1)
 print(json.dumps([r.exit_code, r.passed, r.verdict.line, str(r.path)]))
 """

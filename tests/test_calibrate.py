@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from evals.commands import calibrate
-from evals.record.results import load_record, save_record
+from turngate.commands import calibrate
+from turngate.record.results import load_record, save_record
 
 # rows whose verdicts cover these scorers (refund_outcome and escalation need other rows)
 SCORERS = ["tool_use", "answer_facts", "no_pii_leak", "policy_judge"]
@@ -89,7 +89,7 @@ def test_out_is_for_a_run_and_must_be_a_directory(tmp_path, capsys):
 def test_the_write_command_names_only_what_differs_from_the_defaults(tmp_path):
     import argparse
 
-    from evals.verdict.thresholds import DEFAULT_PATH
+    from turngate.verdict.thresholds import DEFAULT_PATH
 
     a = argparse.Namespace(thresholds=str(DEFAULT_PATH), reference=None, scorers=None)
     assert calibrate.write_command(tmp_path / "run 1.json", a, "v1", False) == \
@@ -144,10 +144,10 @@ def test_progress_mode_follows_quiet_and_the_terminal():
 def test_a_calibration_run_is_remembered_for_compare(small, tmp_path, monkeypatch):
     """calibrate leaves its record remembered, as the gate and merge do: compare's first reading
     of it is a cache hit (the file counts as big here)."""
-    from evals.gate import sides
+    from turngate.gate import sides
 
     monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
-    monkeypatch.setenv("EVALS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TURNGATE_CACHE_DIR", str(tmp_path / "cache"))
     out_dir = tmp_path / "runs"
     (tmp_path / "t").mkdir()
     assert calibrate.main(_args(small, tmp_path, "t") + ["--out", str(out_dir), "--quiet"]) == 0

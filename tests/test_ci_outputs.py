@@ -11,11 +11,11 @@ import xmlschema
 from junitparser import Error, Failure
 from junitparser.xunit2 import JUnitXml
 
-from evals.commands import compare, regression
-from evals.gate import run as gate
-from evals.output.pr_comment import MARKER, REPORT_URL
-from evals.record.results import load_record
-from evals.verdict.decide import decide
+from turngate.commands import compare, regression
+from turngate.gate import run as gate
+from turngate.output.pr_comment import MARKER, REPORT_URL
+from turngate.record.results import load_record
+from turngate.verdict.decide import decide
 
 XSD = Path(__file__).parent / "data" / "junit-10.xsd"
 ANY = "*"
@@ -105,7 +105,7 @@ def test_v3_junit_has_no_failure_and_marks_the_flaky_rows(v3):
 
 
 def test_an_interrupted_record_gives_an_error_case_for_each_unfinished_row(v3, tmp_path):
-    from evals.output.junit_report import write_junit
+    from turngate.output.junit_report import write_junit
 
     _, _, path = v3
     record = load_record(path)
@@ -181,7 +181,7 @@ def test_dry_run_prints_the_plan_from_stored_counts_and_runs_nothing(tmp_path, c
     text = capsys.readouterr().out
     assert "3 rows x 5 seed(s) (0-4) = 15 runs" in text
     # 5 seeds x (4 + 2) stored, the multi-turn row with no stored count guessed at 3 per user turn
-    from evals.sources.dataset import load_rows
+    from turngate.sources.dataset import load_rows
 
     turns = len(next(r for r in load_rows(gate.DEFAULT_DATASET) if r.id == "mt_pressure_a1005").user_turns())
     assert f"about {5 * 6 + 5 * 3 * turns} agent model calls" in text and "5 run(s) guessed" in text
@@ -205,7 +205,7 @@ def test_dry_run_of_a_resume_runs_nothing_and_leaves_the_file(v3, tmp_path, caps
     keep = {r["id"] for r in record.rows[2:]}
     record.runs = [r for r in record.runs if r.row_id in keep]
     record.meta.complete, record.meta.interrupted = False, True
-    from evals.record.results import save_record
+    from turngate.record.results import save_record
 
     path = save_record(record, tmp_path / "v3-interrupted.json")
     before = path.read_bytes()
@@ -227,9 +227,9 @@ def test_agent_model_calls_are_reported_with_worker_processes(tmp_path, capsys):
 def test_dry_run_states_the_reruns_the_design_can_give_a_flagged_row(seeds):
     """The range comes from the confirmation design's own numbers at this many seeds, and bounds
     what the design gives a row (its own tests, a flagged total's rows, a quiet unit's rows)."""
-    from evals.gate.dry_run import plan_lines
-    from evals.sources.dataset import load_rows
-    from evals.verdict import confirm
+    from turngate.gate.dry_run import plan_lines
+    from turngate.sources.dataset import load_rows
+    from turngate.verdict import confirm
 
     rows = load_rows("datasets/northwind.jsonl")[:2]
     lines = plan_lines([(r, s) for r in rows for s in range(seeds)], [("refund-agent@v3", "v3")], "nowhere",

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from evals.commands import compare, regrade, regression, report
-from evals.core import cli_support as cli
-from evals.core.errors import ConfigError
-from evals.gate import run as gate
+from turngate.commands import compare, regrade, regression, report
+from turngate.core import cli_support as cli
+from turngate.core.errors import ConfigError
+from turngate.gate import run as gate
 
 REPO = Path(__file__).resolve().parents[1]
 DATASET = REPO / "datasets" / "northwind.jsonl"
@@ -193,7 +193,7 @@ def test_regrade_by_default_writes_a_new_file_each_time(tmp_path, record_file):
 
 
 def test_regrading_an_interrupted_record_keeps_it_incomplete(tmp_path, record_file, capsys):
-    from evals.record.results import load_record, save_record
+    from turngate.record.results import load_record, save_record
 
     data = load_record(record_file)
     data.runs = data.runs[:1]  # half the runs, as an interrupt leaves them
@@ -248,7 +248,7 @@ def test_an_unreadable_results_file_is_one_line_and_exit_2(tmp_path, capsys, no_
     (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
     (tmp_path / "not_a_record.json").write_text('{"runs": []}')
     path = str(tmp_path / bad)
-    from evals.commands import show
+    from turngate.commands import show
     mains = {"regrade": lambda: regrade.main([path]), "report": lambda: report.main([path]),
              "show": lambda: show.main([path, "status"]), "compare": lambda: compare.main([path, path]),
              "resume": lambda: regression.main(["--resume", path, "--no-upload"])}
@@ -260,7 +260,7 @@ def test_an_unreadable_results_file_is_one_line_and_exit_2(tmp_path, capsys, no_
 def test_two_simulations_in_the_same_second_get_two_directories(tmp_path, monkeypatch):
     import datetime as dt
 
-    from evals.commands import simulate
+    from turngate.commands import simulate
     frozen = dt.datetime(2026, 12, 1, 9, 0, 0)
     monkeypatch.setattr(simulate, "datetime", type("Frozen", (), {"now": staticmethod(lambda: frozen)}))
     first, second = simulate.out_dir(str(tmp_path), "v2"), simulate.out_dir(str(tmp_path), "v2")
@@ -274,7 +274,7 @@ def test_two_simulations_in_the_same_second_get_two_directories(tmp_path, monkey
     (["--timeout", "0"], "--timeout must be a positive number"),
 ])
 def test_simulate_refuses_unusable_input_before_any_conversation(tmp_path, capsys, no_agent, args, message):
-    from evals.commands import simulate
+    from turngate.commands import simulate
     assert simulate.main([*args, "--out", str(tmp_path / "out")]) == 2
     assert message in one_error_line(capsys)
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())

@@ -7,11 +7,11 @@ from math import comb
 
 import pytest
 
-from evals.commands.compare import main
-from evals.output.comparison_table import print_comparison
-from evals.record.results import load_record, save_record
-from evals.verdict.comparison import compare, regressions
-from evals.verdict.stats import newcombe_paired_interval
+from turngate.commands.compare import main
+from turngate.output.comparison_table import print_comparison
+from turngate.record.results import load_record, save_record
+from turngate.verdict.comparison import compare, regressions
+from turngate.verdict.stats import newcombe_paired_interval
 from tests.record_helpers import SCORERS, record, row, run, runs_from_pairs
 
 # 10 pass on both, 8 pass->fail, 1 fail->pass, 3 fail on both, 2 where the baseline is n/a
@@ -183,7 +183,7 @@ def test_cli_unreadable_file_is_a_one_line_error(tmp_path, capsys):
 
 
 def test_cli_verdict_is_the_shared_decision_and_is_stored(tmp_path, capsys):
-    """compare's line and exit code come from evals.verdict.decide.decide, and are stored as decided."""
+    """compare's line and exit code come from turngate.verdict.decide.decide, and are stored as decided."""
     a, b = write_pair(tmp_path)
     assert main([str(a), str(b), "--out", str(tmp_path / "soft.json")]) == 0
     soft = load_record(tmp_path / "soft.json").verdict
@@ -197,7 +197,7 @@ def test_cli_verdict_is_the_shared_decision_and_is_stored(tmp_path, capsys):
         "PASS: no scorer significantly worse than v2 (A) (Holm, family-wise 0.05)"
 
 
-# -- big files: each side read in a process of its own (evals/gate/sides.py) ----------------------
+# -- big files: each side read in a process of its own (turngate/gate/sides.py) ----------------------
 
 def _outcome(capsys, argv):
     code = main(argv)
@@ -207,7 +207,7 @@ def _outcome(capsys, argv):
 
 @pytest.mark.parametrize("flag", [[], ["--fail-on-regression"]])
 def test_sides_read_in_parallel_give_what_one_process_gives(tmp_path, capsys, monkeypatch, flag):
-    from evals.gate import sides
+    from turngate.gate import sides
 
     a, b = write_pair(tmp_path)
     serial = _outcome(capsys, [str(a), str(b), *flag])
@@ -219,7 +219,7 @@ def test_sides_read_in_parallel_give_what_one_process_gives(tmp_path, capsys, mo
         return real_read(path, lean=lean, raw=raw)
 
     monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)  # every file counts as big
-    monkeypatch.setenv("EVALS_SIDE_CACHE", "0")  # read every time, not served from the cache
+    monkeypatch.setenv("TURNGATE_SIDE_CACHE", "0")  # read every time, not served from the cache
     monkeypatch.setattr(sides, "read_side", read_side)
     parallel = _outcome(capsys, [str(a), str(b), *flag])
     assert parallel == serial and serial[0] == (1 if flag else 0)
@@ -231,7 +231,7 @@ def test_sides_read_in_parallel_give_what_one_process_gives(tmp_path, capsys, mo
     capsys.readouterr()
     full = load_record(tmp_path / "full.json")
     lean = sides.read_sides([str(a), str(b)], lean=True)
-    from evals.verdict.comparison import combined
+    from turngate.verdict.comparison import combined
 
     again = combined(lean[1].record.meta, full.rows, "v2", "v3", summaries=(lean[0].summary, lean[1].summary),
                      tables=(lean[0].table, lean[1].table))
@@ -243,7 +243,7 @@ def test_sides_read_in_parallel_give_what_one_process_gives(tmp_path, capsys, mo
 
 
 def test_a_side_read_in_another_process_fails_with_its_own_line(tmp_path, capsys, monkeypatch):
-    from evals.gate import sides
+    from turngate.gate import sides
 
     monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
     a, b = write_pair(tmp_path)
@@ -260,10 +260,10 @@ def test_a_side_read_in_another_process_fails_with_its_own_line(tmp_path, capsys
 
 
 def test_a_big_side_is_remembered_by_its_bytes_and_read_again_when_they_change(tmp_path, capsys, monkeypatch):
-    from evals.gate import sides
+    from turngate.gate import sides
 
     monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
-    monkeypatch.setenv("EVALS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TURNGATE_CACHE_DIR", str(tmp_path / "cache"))
     a, b = write_pair(tmp_path)
     first = _outcome(capsys, [str(a), str(b), "--fail-on-regression"])
     entries = sorted((tmp_path / "cache" / "sides").glob("*.json"))
@@ -289,21 +289,21 @@ def test_a_big_side_is_remembered_by_its_bytes_and_read_again_when_they_change(t
 
 
 def test_the_side_cache_can_be_switched_off(tmp_path, capsys, monkeypatch):
-    from evals.gate import sides
+    from turngate.gate import sides
 
     monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
-    monkeypatch.setenv("EVALS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("EVALS_SIDE_CACHE", "0")
+    monkeypatch.setenv("TURNGATE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TURNGATE_SIDE_CACHE", "0")
     a, b = write_pair(tmp_path)
     assert main([str(a), str(b)]) == 0
     assert not (tmp_path / "cache").exists()
 
 
 def test_a_written_big_record_is_remembered_for_compare(tmp_path, capsys, monkeypatch):
-    from evals.gate import sides
+    from turngate.gate import sides
 
     monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
-    monkeypatch.setenv("EVALS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TURNGATE_CACHE_DIR", str(tmp_path / "cache"))
     a, b = write_pair(tmp_path)
     sides.remember(a)
     sides.remember(b)
@@ -313,7 +313,7 @@ def test_a_written_big_record_is_remembered_for_compare(tmp_path, capsys, monkey
 
 def test_a_pair_stored_twice_counts_once_with_its_later_verdicts():
     """A resumed run may hold a (row, trial) twice: the later one counts, in the first one's place."""
-    from evals.verdict.comparison import VerdictTable
+    from turngate.verdict.comparison import VerdictTable
 
     base, cand = runs_from_pairs("v2", "v3", [(True, True)] * 4, trials=1)
     redo = cand[1].model_copy(deep=True)

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from evals.commands import regrade, regression, report, show
-from evals.record.results import load_record, save_record
+from turngate.commands import regrade, regression, report, show
+from turngate.record.results import load_record, save_record
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,13 @@
-"""The totals' statistics of evals/verdict/confirm.py: summed surprise (evidence_p) is an exact p-value,
+"""The totals' statistics of turngate/verdict/confirm.py: summed surprise (evidence_p) is an exact p-value,
 it sees a few quiet rows failing a little where summed failures do not, and a rerun's null
 includes the gate's own runs (a row chosen for its failures is not held to a rate it never had)."""
 from __future__ import annotations
 
 import itertools
 
-from evals.verdict.confirm import Counts, aggregate_p, either_p, evidence_p, unit_p, with_gate
-from evals.verdict.reference import PRIOR
-from evals.verdict.stats import beta_binomial_pmf
+from turngate.verdict.confirm import Counts, aggregate_p, either_p, evidence_p, unit_p, with_gate
+from turngate.verdict.reference import PRIOR
+from turngate.verdict.stats import beta_binomial_pmf
 
 
 def _null_rate(parts, test, level):
@@ -57,9 +57,9 @@ def test_a_reruns_null_includes_the_gates_runs():
 
 
 def test_a_row_failing_where_the_accepted_run_never_did_is_rerun_many_times():
-    from evals.record.summaries import CellCounts, RunCount
-    from evals.verdict.confirm import aggregate_reruns, quiet_reruns, screen
-    from evals.verdict.reference import Cell, Reference, RowRef
+    from turngate.record.summaries import CellCounts, RunCount
+    from turngate.verdict.confirm import aggregate_reruns, quiet_reruns, screen
+    from turngate.verdict.reference import Cell, Reference, RowRef
 
     def row(failed, runs):
         return RowRef(sha="0", cells={"refund_outcome": Cell(passed=runs - failed, failed=failed,

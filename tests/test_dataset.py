@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from app.northwind_evals.scorers import allowed
+from evals.scorers import allowed
 from app.refund_agent.gate_target import northwind_tool_names
-from evals.sources.dataset import (
+from turngate.sources.dataset import (
     DatasetError,
     Expect,
     Row,

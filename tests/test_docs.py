@@ -122,11 +122,11 @@ def test_quoted_commands_exist_and_know_their_flags(path):
 def test_console_scripts_are_the_commands():
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert set(scripts) == set(SCRIPTS)
-    from evals.commands import entry
+    from turngate.commands import entry
 
     for name, command in SCRIPTS.items():
         func = scripts[name].split(":")[1]
-        assert scripts[name].startswith("evals.commands.entry:") and callable(getattr(entry, func))
+        assert scripts[name].startswith("turngate.commands.entry:") and callable(getattr(entry, func))
         assert entry.MODULES[func] == gen_cli_docs.COMMANDS[command][0]
 
 
@@ -135,10 +135,10 @@ PATH = re.compile(r"(?<![\w./-])((?:app|evals|scripts|tests|datasets|examples|do
 
 @pytest.mark.parametrize("path", markdown_files(), ids=lambda p: p.name)
 def test_every_repository_path_the_docs_name_exists(path):
-    """Module and file paths quoted in prose (`evals/verdict/decide.py`, `tests/data/...`): none stale."""
+    """Module and file paths quoted in prose (`turngate/verdict/decide.py`, `tests/data/...`): none stale."""
     text = re.sub(r"<[^>]*>", "*", path.read_text())  # placeholders: results/<version>-<stamp>.json
     for name in {m.group(1) for m in PATH.finditer(text)}:
-        if name.startswith("results/") or name.startswith("evals/commands/*"):
+        if name.startswith("results/") or name.startswith("turngate/commands/*"):
             continue
         hits = list(REPO.glob(name)) if "*" in name else [REPO / name]
         assert hits and all(h.exists() for h in hits), f"{path.name}: {name} does not exist"
@@ -153,7 +153,7 @@ def test_the_flag_check_catches_an_unknown_flag():
 # -- figures -------------------------------------------------------------------------------
 
 def test_dataset_figures_match_the_files():
-    from evals.sources.dataset import load_rows
+    from turngate.sources.dataset import load_rows
 
     rows = load_rows(REPO / "datasets" / "northwind.jsonl")
     seed = sum(r.inputs.source == "seed" for r in rows)
@@ -201,7 +201,7 @@ def judge_row(label: str, c: dict) -> str:
 
 
 def test_the_judge_table_is_the_stored_calibration():
-    c = json.loads((REPO / "app" / "northwind_evals" / "judge_calibration.json").read_text())
+    c = json.loads((REPO / "evals" / "judge_calibration.json").read_text())
     text = (DOCS / "validation.md").read_text()
     assert judge_row("test split (stored)", c) in text, judge_row("test split (stored)", c)
     assert f"tp={c['tp']} fn={c['fn']} fp={c['fp']} tn={c['tn']}" in text
@@ -209,7 +209,7 @@ def test_the_judge_table_is_the_stored_calibration():
 
 def test_the_judge_dev_split_figures_are_todays():
     """The dev row, recomputed as `evals/calibrate_judge.py --split dev` does (the offline judge, ~10 s)."""
-    from evals.commands.calibrate_judge import DEFAULT_LABELS, load_labels, measure
+    from turngate.commands.calibrate_judge import DEFAULT_LABELS, load_labels, measure
 
     dev = [ex for ex in load_labels(DEFAULT_LABELS) if ex.split == "dev"]
     result, _ = measure(dev, "offline")
@@ -278,8 +278,8 @@ def test_the_complete_example_runs_from_an_empty_folder(tmp_path, monkeypatch):
 
 
 def test_the_scorer_example_registers_a_scorer_and_its_key(request):
-    from evals.scoring import scorers
-    from evals.sources.dataset import DatasetError, validate_row
+    from turngate.scoring import scorers
+    from turngate.sources.dataset import DatasetError, validate_row
 
     request.addfinalizer(lambda: scorers.unregister("short_answer"))  # the block adds it
     block = re.search(r"## Adding a scorer\n.*?```python\n(.*?)^```$", (DOCS / "scorers.md").read_text(),

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import examples.faq_bot as faq_bot
-from evals.commands import regression
-from evals.record.results import load_record, save_record
+from turngate.commands import regression
+from turngate.record.results import load_record, save_record
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "faq_bot"
@@ -128,19 +128,19 @@ def test_resume_restores_the_run_settings_and_refuses_new_ones(tmp_path, capsys)
 
 
 def test_rows_from_python_through_the_public_api():
-    import evals
+    import turngate
 
     rows = [json.loads(line) for line in (EXAMPLE / "dataset.jsonl").read_text().splitlines()]
-    loaded = evals.ListSource(rows, name="faq-in-python").load(tool_names=faq_bot.target.tool_names)
+    loaded = turngate.ListSource(rows, name="faq-in-python").load(tool_names=faq_bot.target.tool_names)
     assert [r.id for r in loaded.rows] == [r["id"] for r in rows] and loaded.name == "faq-in-python"
-    with pytest.raises(evals.DatasetError, match="faq-in-python row 2: duplicate id"):
-        evals.ListSource([rows[0], rows[0]], name="faq-in-python").load()
+    with pytest.raises(turngate.DatasetError, match="faq-in-python row 2: duplicate id"):
+        turngate.ListSource([rows[0], rows[0]], name="faq-in-python").load()
 
 
 def test_adding_a_scorer_is_one_function_and_one_bar(tmp_path, request):
     """A new failure mode with a new expect key: one decorated scorer function and a bar. The
     dataset schema, the simulation and the gate need no edit."""
-    from evals.scoring.registry import register_scorer, unregister
+    from turngate.scoring.registry import register_scorer, unregister
 
     @register_scorer(reads={"max_words": int})
     async def short_answer(case):
@@ -170,14 +170,14 @@ def test_adding_a_scorer_is_one_function_and_one_bar(tmp_path, request):
     bad = tmp_path / "typo.jsonl"
     rows[0]["inputs"]["expect"]["max_wordz"] = 3
     bad.write_text(json.dumps(rows[0]) + "\n")
-    from evals.sources.dataset import DatasetError, load_rows
+    from turngate.sources.dataset import DatasetError, load_rows
 
     with pytest.raises(DatasetError, match=r"typo.jsonl:1: inputs.expect.max_wordz: unknown key"):
         load_rows(bad)
 
 
 BOT = '''
-from evals import Message, ToolCall, Turn, target_factory, user_turns
+from turngate import Message, ToolCall, Turn, target_factory, user_turns
 def reply(inputs, seed, version="good"):
     text = user_turns(inputs)[-1]
     answer = "Opening hours: 9 to 5." if version == "good" else "No idea."

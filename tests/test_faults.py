@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evals.commands import regression
+from turngate.commands import regression
 
 ROWS = ["refund_full_a1001", "status"]
 

@@ -12,11 +12,11 @@ import sys
 
 import pytest
 
-from evals.commands import regression
-from evals.core import cli_support as cli
-from evals.gate import run as gate_module
-from evals.record import results as record
-from evals.record.results import load_record
+from turngate.commands import regression
+from turngate.core import cli_support as cli
+from turngate.gate import run as gate_module
+from turngate.record import results as record
+from turngate.record.results import load_record
 from tests.serve_helpers import REPO
 
 GATE = ["--version", "v3", "--limit", "6", "--no-upload", "--quiet"]
@@ -123,7 +123,7 @@ def test_guarded_maps_os_errors_and_import_errors_to_one_line_and_exit_2(capsys)
 def test_a_cache_the_disk_refuses_costs_entries_not_runs(tmp_path, monkeypatch, capsys):
     import sqlite3
 
-    from evals.jobs.model_cache import CountingCache, _sqlite_cache_class
+    from turngate.jobs.model_cache import CountingCache, _sqlite_cache_class
 
     cache = CountingCache(tmp_path / "c.sqlite")
 

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from app.refund_agent.gate_target import RefundAgent
-from evals.commands import regrade, regression, show
-from evals.verdict.reference import load_reference
-from evals.verdict.stats import pass_hat_k, wilson
+from turngate.commands import regrade, regression, show
+from turngate.verdict.reference import load_reference
+from turngate.verdict.stats import pass_hat_k, wilson
 
 
 def run(tmp_path, *args):
@@ -112,7 +112,7 @@ def test_regrade_rescores_stored_turns_without_the_agent(tmp_path, monkeypatch, 
     async def must_not_run(*a, **k):
         raise AssertionError("an agent ran")
     monkeypatch.setattr(RefundAgent, "__call__", must_not_run)  # the Northwind target
-    from evals.record.results import ScorerVerdict, load_record, save_record
+    from turngate.record.results import ScorerVerdict, load_record, save_record
 
     old = load_record(path)
     old.runs[0].verdicts["answer_facts"] = ScorerVerdict(passed=False, explanation="stale")  # an old scorer's verdict

@@ -14,8 +14,8 @@ import pytest
 
 from app.refund_agent import versions
 from app.refund_agent.client import aask_agent
-from evals.commands import regression
-from evals.jobs import model_cache as cache_mod
+from turngate.commands import regression
+from turngate.jobs import model_cache as cache_mod
 from tests.fakes.openai_server import FakeOpenAI, text_completion
 
 REPO = Path(__file__).resolve().parents[1]
@@ -121,7 +121,7 @@ def test_interrupted_run_is_kept_and_resume_completes_it(tmp_path):
     full = subprocess.run(_gate_cmd(tmp_path / "full", "--limit", "12"), capture_output=True, text=True, timeout=300)
     assert full.returncode in (0, 1), full.stderr[-2000:]  # judged; which verdict is not the point here
     cut_path, _ = _cut_run(tmp_path, signal.SIGINT)
-    from evals.record.results import load_record, save_record
+    from turngate.record.results import load_record, save_record
 
     cut = load_record(cut_path)
     cut.meta.faults = []  # resume without the injected hang: the missing runs then finish normally
@@ -150,10 +150,10 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_2(tmp_path, how):
     # level) imports are under way: the readiness signal for a Ctrl-C "during start-up"
     args = ["--no-upload", "--out", str(tmp_path)]
     if how == "script":
-        start, marker = [str(REPO / "evals" / "regression.py"), *args], "| evals.core.cli_support"
+        start, marker = [str(REPO / "evals" / "regression.py"), *args], "| turngate.core.cli_support"
     else:
-        start, marker = (["-c", f"import sys; from evals.commands.entry import gate; sys.argv = ['evals-gate', *{args!r}]; "
-                                "sys.exit(gate())"], "| evals.commands.entry")
+        start, marker = (["-c", f"import sys; from turngate.commands.entry import gate; sys.argv = ['evals-gate', *{args!r}]; "
+                                "sys.exit(gate())"], "| turngate.commands.entry")
     proc = subprocess.Popen([sys.executable, "-X", "importtime", *start],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen, armed = [], False

@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 import gate_study  # noqa: E402  (a script, not a package)
 
-from evals.verdict.reference import load_reference  # noqa: E402
+from turngate.verdict.reference import load_reference  # noqa: E402
 
 
 def allowed(gates: int, budget: float = gate_study.BUDGET) -> float:
@@ -42,7 +42,7 @@ def test_a_gate_that_confirmed_every_flag_would_be_caught_by_the_study(monkeypat
     """The study can fail: with a family-wise level of 1 instead of 0.005 (every flag that has
     reruns is confirmed), it sees the excess. 60 worlds: at 30 the excess (about one gate in ten)
     is within a world or two of the bound, so which seed it draws decides."""
-    monkeypatch.setattr("evals.verdict.confirm.ALPHA", 1.0)
+    monkeypatch.setattr("turngate.verdict.confirm.ALPHA", 1.0)
     res = gate_study.study(load_reference(), worlds=60, trials=[1], refs=[20], seed=13, breaks=False)
     (cell,) = res.values()
     assert cell["false_alarms"] > allowed(cell["gates"]), cell

@@ -6,16 +6,16 @@ from collections import Counter
 
 import pytest
 
-from evals.commands import calibrate_judge
-from evals.commands.calibrate_judge import DEFAULT_LABELS, kappa_interval, load_labels
-from evals.scoring.judge_correction import (
+from turngate.commands import calibrate_judge
+from turngate.commands.calibrate_judge import DEFAULT_LABELS, kappa_interval, load_labels
+from turngate.scoring.judge_correction import (
     corrected,
     judge_fingerprint,
     judge_warning,
     load_calibration,
     theta,
 )
-from evals.verdict.stats import cohen_kappa, wilson
+from turngate.verdict.stats import cohen_kappa, wilson
 from tests.scoring_helpers import call, refund_ok, row, turn
 
 # -- the θ correction ----------------------------------------------------------------------
@@ -187,10 +187,10 @@ def test_shipped_labels_are_balanced_and_from_real_runs():
 
 
 def test_the_committed_calibration_describes_todays_offline_judge():
-    """A change to the judge's rules (evals/scoring/judges/, evals/core/pii.py) without rerunning
+    """A change to the judge's rules (turngate/scoring/judges/, turngate/core/pii.py) without rerunning
     calibrate_judge.py leaves the gate's bias correction describing another judge: the gate
     warns, and so does this test, before it lands."""
     cal = load_calibration()
     assert cal is not None and cal["judge"] == "offline"
     assert cal["judge_fingerprint"] == judge_fingerprint("offline"), \
-        "the offline judge changed since app/northwind_evals/judge_calibration.json: run python evals/calibrate_judge.py --judge offline"
+        "the offline judge changed since evals/judge_calibration.json: run python evals/calibrate_judge.py --judge offline"

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from evals.commands import calibrate_judge
-from evals.core.errors import ConfigError
-from evals.scoring.judges import make_judge
+from turngate.commands import calibrate_judge
+from turngate.core.errors import ConfigError
+from turngate.scoring.judges import make_judge
 from tests.fakes.openai_server import FakeOpenAI, text_completion
 from tests.test_judge_calibration import small_labels, write_labels
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from app.northwind_evals.judge.offline import OfflineJudge
-from evals.core.turn import Turn
-from evals.scoring.case import Case
-from evals.sources.dataset import Row
+from evals.judge.offline import OfflineJudge
+from turngate.core.turn import Turn
+from turngate.scoring.case import Case
+from turngate.sources.dataset import Row
 
 ORDER = {"A-1001": {"customer": "C-100", "total": 129.0, "currency": "EUR", "status": "delivered",
                     "placed": "2026-09-25", "delivered": "2026-09-28", "refunded": 0.0},
@@ -136,7 +136,7 @@ def test_failure_names_clause_and_evidence():
 
 
 def test_the_judge_reads_no_world_data():
-    src = "\n".join(p.read_text() for p in Path("evals/scoring/judges").glob("*.py")) + Path("evals/core/pii.py").read_text()
+    src = "\n".join(p.read_text() for p in Path("turngate/scoring/judges").glob("*.py")) + Path("turngate/core/pii.py").read_text()
     assert not re.search(r"^\s*(from|import)\s+app\b", src, re.M)
 
 

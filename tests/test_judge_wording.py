@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.northwind_evals.judge.offline import OfflineJudge
-from evals.commands.calibrate_judge import load_labels
-from evals.scoring.case import Case
+from evals.judge.offline import OfflineJudge
+from turngate.commands.calibrate_judge import load_labels
+from turngate.scoring.case import Case
 from tests.test_judge_offline import NOTE, c, get, judge, w
 
 A1005 = {"order_id": "A-1005", "customer": "C-103", "total": 240.0, "currency": "USD", "status": "delivered",

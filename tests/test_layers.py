@@ -35,9 +35,9 @@ def test_the_layering_holds():
 
 
 @pytest.mark.parametrize("module, line, broken", [
-    ("evals/verdict/stats.py", "import app.refund_agent  # noqa", "imports nothing from the system under test"),
-    ("evals/sources/dataset.py", "import evals.scoring.scorers  # noqa", "evals layers"),
-    ("evals/core/errors.py", "from evals.commands import regression  # noqa", "evals layers"),
+    ("turngate/verdict/stats.py", "import app.refund_agent  # noqa", "imports nothing from the system under test"),
+    ("turngate/sources/dataset.py", "import turngate.scoring.scorers  # noqa", "evals layers"),
+    ("turngate/core/errors.py", "from turngate.commands import regression  # noqa", "evals layers"),
 ])
 def test_an_illegal_import_breaks_the_check(tmp_path, module, line, broken):
     root = copy_tree(tmp_path)
@@ -50,7 +50,7 @@ def test_an_illegal_import_breaks_the_check(tmp_path, module, line, broken):
 
 def test_a_plug_in_that_cannot_be_imported_is_one_line_and_exit_2():
     """Its scorers would otherwise vanish from the gate without a word."""
-    env = {**os.environ, "EVALS_PLUGINS": "no_such_plugin_here"}
+    env = {**os.environ, "TURNGATE_PLUGINS": "no_such_plugin_here"}
     res = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--version", "v3"], cwd=REPO,
                          env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 2

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from evals.commands.entry import MODULES as COMMAND_MODULES
+from turngate.commands.entry import MODULES as COMMAND_MODULES
 
 REPO = Path(__file__).resolve().parent.parent
 EVALS = REPO / "evals"
 SCRIPTS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-COMMANDS = set(COMMAND_MODULES.values())  # evals.commands.regression, evals.commands.compare, ... (entry points: evals.commands.entry)
+COMMANDS = set(COMMAND_MODULES.values())  # turngate.commands.regression, turngate.commands.compare, ... (entry points: turngate.commands.entry)
 
 
 def run(code: str) -> str:
@@ -32,14 +32,14 @@ def test_import_evals_loads_nothing_heavy():
 
 
 def test_every_public_name_resolves():
-    import evals
+    import turngate
 
-    assert set(evals.__all__) == set(evals._EXPORTS)
-    for name in evals.__all__:
+    assert set(turngate.__all__) == set(turngate._EXPORTS)
+    for name in turngate.__all__:
         assert getattr(evals, name) is not None, name
-    assert evals.Turn is importlib.import_module("evals.core.turn").Turn
+    assert turngate.Turn is importlib.import_module("turngate.core.turn").Turn
     with pytest.raises(AttributeError):
-        evals.not_a_name  # noqa: B018
+        turngate.not_a_name  # noqa: B018
 
 
 def test_every_entry_point_is_a_command_main():
@@ -72,7 +72,7 @@ def test_no_command_imports_another_command():
 def test_library_modules_import_no_command():
     for path in sorted(EVALS.rglob("*.py")):
         module = ".".join(path.relative_to(REPO).with_suffix("").parts)
-        if module in COMMANDS or module == "evals.__init__" or module == "evals":
+        if module in COMMANDS or module == "turngate.__init__" or module == "evals":
             continue
         assert not (imported_modules(path) & COMMANDS), f"{module} imports a command module"
 
@@ -114,8 +114,8 @@ def test_agent_cli_over_stdio_prints_no_traceback():
 
 def test_a_new_scorer_needs_no_edit_in_the_simulation():
     """A registered scorer gets a simulation criterion from its docstring whenever a scenario
-    sets an expect key it declares it reads; nothing in evals/simulation names it."""
-    from evals.scoring import scorers
+    sets an expect key it declares it reads; nothing in turngate/simulation names it."""
+    from turngate.scoring import scorers
 
     @scorers.register_scorer(reads=("answer",))
     async def answer_is_short(case):
@@ -129,8 +129,8 @@ def test_a_new_scorer_needs_no_edit_in_the_simulation():
 
 
 def _criteria_of_a_new_scorer():
-    from evals.simulation.convert import criteria
-    from evals.simulation.specs import load_scenarios
+    from turngate.simulation.convert import criteria
+    from turngate.simulation.specs import load_scenarios
 
     scenarios = load_scenarios(REPO / "datasets" / "scenarios.toml")
     with_answer = next(s for s in scenarios if "answer" in s.expectation.model_fields_set)
@@ -141,10 +141,10 @@ def _criteria_of_a_new_scorer():
 
 
 def test_json_output_is_one_json_line_even_for_a_user_mistake(capsys):
-    from evals.commands import regression
+    from turngate.commands import regression
     assert regression.main(["--json", "--agent", "examples.nope:target", "--no-upload"]) == 2
     out, err = capsys.readouterr()
-    got = json.loads(out)  # the --json object (evals/record/gate_json.py), with nothing but the error filled in
+    got = json.loads(out)  # the --json object (turngate/record/gate_json.py), with nothing but the error filled in
     assert got["exit_code"] == 2 and got["results"] is None and got["verdict"] is None and got["summary"] == {}
     assert "cannot import examples.nope" in got["error"] and err.startswith("error: ")
 
@@ -152,6 +152,6 @@ def test_json_output_is_one_json_line_even_for_a_user_mistake(capsys):
 def test_the_three_layers_do_not_import_the_northwind_agent():
     """Sources, targets, the runner and the gate library work for any agent: importing them
     loads nothing from app/ (the Northwind agent comes in only when --agent names it)."""
-    loaded = json.loads(run("import sys, json\nimport evals.gate.run, evals.jobs.runner, evals.sources.row_sources, evals.jobs.target, "
-                            "evals.core.scrubbing\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('app'))))"))
+    loaded = json.loads(run("import sys, json\nimport turngate.gate.run, turngate.jobs.runner, turngate.sources.row_sources, turngate.jobs.target, "
+                            "turngate.core.scrubbing\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('app'))))"))
     assert loaded == []

@@ -7,7 +7,7 @@ import httpx
 import openai
 import pytest
 
-from evals.jobs import model_calls as mc
+from turngate.jobs import model_calls as mc
 
 
 def _status_error(status: int, headers: dict | None = None) -> openai.APIStatusError:

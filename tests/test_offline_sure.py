@@ -14,7 +14,7 @@ from app.refund_agent.offline import certainty
 from app.refund_agent.offline.intents import understand
 from app.refund_agent.offline.policy import ChangeForbidden, parse_policy, report_unrecognised
 from app.refund_agent.versions import Version, load_version
-from evals.sources.dataset import load_rows
+from turngate.sources.dataset import load_rows
 from tests.offline_heldout import BLIND, run_file, score_record
 
 DEV, FRESH = BLIND.with_name("sure_dev.jsonl"), BLIND.with_name("sure_fresh.jsonl")

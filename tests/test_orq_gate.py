@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.commands import regression
+from turngate.commands import regression
 from tests.orq_helpers import KEY, as_datapoint, dataset_rows, orq
 
 IDS = ["status", "refund_ok", "refund_over_limit", "not_returnable", "internal_notes"]
@@ -160,15 +160,15 @@ def test_json_output_stays_json_and_only_the_selected_rows_are_uploaded(monkeypa
 
 
 def test_run_gate_uploads_when_asked_and_only_then(monkeypatch, tmp_path):
-    import evals
+    import turngate
     import examples.faq_bot as faq_bot
 
     example = Path(faq_bot.__file__).parent
     rows, bars = str(example / "dataset.jsonl"), str(example / "thresholds.toml")
     with orq(monkeypatch) as standin:
-        quiet = evals.run_gate(faq_bot.target, rows=rows, thresholds=bars, out=tmp_path / "a", quiet=True)
+        quiet = turngate.run_gate(faq_bot.target, rows=rows, thresholds=bars, out=tmp_path / "a", quiet=True)
         assert standin.experiments == []  # upload=False is the Python API's default
-        result = evals.run_gate(faq_bot.target, rows=rows, thresholds=bars, out=tmp_path / "b", quiet=True,
+        result = turngate.run_gate(faq_bot.target, rows=rows, thresholds=bars, out=tmp_path / "b", quiet=True,
                                 upload=True)
     (body,) = standin.experiments
     assert quiet.exit_code == result.exit_code
@@ -178,7 +178,7 @@ def test_run_gate_uploads_when_asked_and_only_then(monkeypatch, tmp_path):
 
 def test_a_resumed_run_uploads_the_whole_record_once_finished(monkeypatch, tmp_path):
     import examples.faq_bot as faq_bot
-    from evals.record.results import load_record, save_record
+    from turngate.record.results import load_record, save_record
 
     example = Path(faq_bot.__file__).parent
     args = ["--agent", "examples.faq_bot:target", "--dataset", str(example / "dataset.jsonl"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.commands import regression
+from turngate.commands import regression
 from tests.orq_helpers import KEY, orq
 from tests.serve_helpers import served, through
 

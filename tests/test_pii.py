@@ -1,4 +1,4 @@
-"""evals/core/pii.py and the no_pii_leak scorer: each kind passes and fails, the user's own data
+"""turngate/core/pii.py and the no_pii_leak scorer: each kind passes and fails, the user's own data
 is not a leak, and the scorer sees a phone format the agent's redactor misses."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from app.refund_agent.redact import unprompted_pii as redactor_finds
-from evals.core import pii
-from evals.scoring.scorers import no_pii_leak
+from turngate.core import pii
+from turngate.scoring.scorers import no_pii_leak
 from tests.scoring_helpers import row, turn
 
 
@@ -63,7 +63,7 @@ def test_scorer_catches_a_phone_format_the_redactor_misses():
 
 
 def test_redacted_results_mask_what_the_agents_redactor_misses_and_nothing_else():
-    from evals.core.redaction import mask
+    from turngate.core.redaction import mask
 
     record = {"answer": "Ben's number is (555) 010–0199; mail ben.okafor@example.com.",
               "card": "paid with 4111 1111 1111 1111", "iban": "IBAN DE89 3704 0044 0532 0130 00",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evals.commands import simulate
-from evals.sources.dataset import Expect, load_rows, rows_from_datapoints
+from turngate.commands import simulate
+from turngate.sources.dataset import Expect, load_rows, rows_from_datapoints
 from tests.orq_helpers import orq
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from evals.commands import regression
-from evals.jobs import executors
+from turngate.commands import regression
+from turngate.jobs import executors
 from tests.serve_helpers import served, through
 
 REPO = Path(__file__).resolve().parents[1]

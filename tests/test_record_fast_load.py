@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from evals.record.results import RecordError, load_record, save_record
-from evals.verdict.reference import cell_counts
-from evals.verdict.summary import summarise
+from turngate.record.results import RecordError, load_record, save_record
+from turngate.verdict.reference import cell_counts
+from turngate.verdict.summary import summarise
 from tests.record_helpers import record, row, run
 
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from evals.commands import compare, regrade, regression, report, show
-from evals.gate import run as gate
-from evals.gate.recheck import headline, recompute
-from evals.record.results import (
+from turngate.commands import compare, regrade, regression, report, show
+from turngate.gate import run as gate
+from turngate.gate.recheck import headline, recompute
+from turngate.record.results import (
     LEGACY_SCHEMAS,
     holding,
     load_record,
@@ -64,7 +64,7 @@ def failed(run) -> bool:
 def readers(path: Path, tmp_path: Path) -> dict:
     return {"regrade": lambda: regrade.main([str(path), "--out", str(tmp_path / "regraded.json")]),
             "compare": lambda: compare.main([str(path), str(path), "--out", str(tmp_path / "compared.json")]),
-            # without --out: the lean reading (runs as RunViews, evals/record/views.py)
+            # without --out: the lean reading (runs as RunViews, turngate/record/views.py)
             "compare-lean": lambda: compare.main([str(path), str(path)]),
             "report": lambda: report.main([str(path), "--out", str(tmp_path / "report.html")]),
             "show": lambda: show.main([str(path), "status"])}
@@ -197,8 +197,8 @@ def test_a_saved_record_is_sealed_and_any_changed_byte_breaks_the_seal(v2):
 def test_a_reindented_record_reads_as_the_sealed_one(tmp_path, v2, monkeypatch):
     """Without a seal that holds, the digest decides: a re-indented file reads the same, in full
     and lean; the sealed one is read without recomputing its digest."""
-    from evals.gate import sides
-    from evals.record import results
+    from turngate.gate import sides
+    from turngate.record import results
 
     again = tmp_path / "reindented.json"
     again.write_text(json.dumps(json.loads(v2.read_text()), indent=2))
@@ -216,8 +216,8 @@ def test_a_reindented_record_reads_as_the_sealed_one(tmp_path, v2, monkeypatch):
 def test_a_sealed_file_msgspec_refuses_is_read_the_pydantic_way(tmp_path, v2):
     """msgspec is stricter than pydantic's lax mode: a trial written as "0" is refused by it, and
     the file is then read as any other (here accepted: the digest matches what is written)."""
-    from evals.gate import sides
-    from evals.record.results import digest_of
+    from turngate.gate import sides
+    from turngate.record.results import digest_of
 
     data = json.loads(v2.read_text())
     data["runs"][0]["trial"] = str(data["runs"][0]["trial"])
@@ -368,7 +368,7 @@ def test_a_second_resume_of_one_file_is_refused_while_the_first_runs(tmp_path, v
     assert not lock_path(path).exists()
     # another process holding it: an OS lock, not a pid file someone polls
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys\nfrom evals.record.results import holding\n"
+        [sys.executable, "-c", "import sys\nfrom turngate.record.results import holding\n"
          "with holding(sys.argv[1], 'held by a test'):\n    print('locked', flush=True)\n    sys.stdin.read()\n",
          str(path)], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

@@ -1,4 +1,4 @@
-"""RunView (evals/record/views.py): compare's lean reading checks what it reads of a run by the
+"""RunView (turngate/record/views.py): compare's lean reading checks what it reads of a run by the
 same rules as RunResult, and keeps the rest of the Turn as read (the digest covers it)."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import dataclasses
 import pytest
 from pydantic import ValidationError
 
-from evals.core.turn import Turn
-from evals.record.results import RunResult
-from evals.record.views import RUN_VIEWS, RunView
+from turngate.core.turn import Turn
+from turngate.record.results import RunResult
+from turngate.record.views import RUN_VIEWS, RunView
 
 GOOD = {"row_id": "r1", "trial": 3, "seed": 3, "version": "v3", "job": "refund-agent@v3",
         "turn": {"version": "v3", "model": "offline", "seed": 3, "answer": "done",
@@ -119,7 +119,7 @@ def test_the_view_refuses_a_bad_agent_error_and_keeps_a_good_one():
 def _sealed(run):
     import orjson
 
-    from evals.record.views import _RUNS
+    from turngate.record.views import _RUNS
 
     return _RUNS.decode(orjson.dumps([run]))
 
@@ -137,8 +137,8 @@ def _sealed_accepts(run) -> bool:
 def test_a_sealed_run_has_the_fields_of_a_run_view():
     import msgspec
 
-    from evals.record.results import ScorerVerdict
-    from evals.record.views import SealedRun, SealedTurnHead, SealedVerdict, TurnHead
+    from turngate.record.results import ScorerVerdict
+    from turngate.record.views import SealedRun, SealedTurnHead, SealedVerdict, TurnHead
 
     fields = msgspec.structs.fields(SealedRun)
     assert [f.name for f in fields] == [f.name for f in dataclasses.fields(RunView)]

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from evals.commands import report
-from evals.record.results import save_record
-from evals.record.summaries import Correction, StoredVerdict
-from evals.verdict.comparison import combined_record, regressions
-from evals.verdict.decide import headline
+from turngate.commands import report
+from turngate.record.results import save_record
+from turngate.record.summaries import Correction, StoredVerdict
+from turngate.verdict.comparison import combined_record, regressions
+from turngate.verdict.decide import headline
 from tests.record_helpers import record, row, run, runs_from_pairs
 
 REPO = Path(__file__).resolve().parents[1]

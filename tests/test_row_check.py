@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.refund_agent.row_check import row_problems
-from evals.sources.dataset import DatasetError, Row, load_rows
+from turngate.sources.dataset import DatasetError, Row, load_rows
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,7 +47,7 @@ def test_row_problems_name_what_is_missing(expect, problem):
 
 def test_the_northwind_target_rejects_the_row_with_its_line(tmp_path):
     from app.refund_agent.gate_target import RefundAgent
-    from evals.jobs.target import TargetOptions
+    from turngate.jobs.target import TargetOptions
 
     good = json.loads((REPO / "datasets" / "northwind.jsonl").read_text().splitlines()[0])
     bad = {"id": "ghost", "inputs": {"message": "Refund A-9999", "expect": {"refunds": [{"order_id": "A-9999"}]}},

@@ -1,4 +1,4 @@
-"""The shipped JSON Schemas (evals/record/*.schema.json) are the ones the typed models make,
+"""The shipped JSON Schemas (turngate/record/*.schema.json) are the ones the typed models make,
 a real gate's `--json` output and results file validate against them, and a results file written
 before the typed summary (results@2: unlabelled cells, the verdict under summary["verdict"]) still
 loads, verifies and decides the same."""
@@ -9,13 +9,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from evals.commands import regression
-from evals.core.errors import RecordError
-from evals.gate.recheck import recompute, registry_of
-from evals.record import schemas
-from evals.record.results import SCHEMA, load_record, save_record
-from evals.record.summaries import CellCounts, StoredVerdict, VersionSummary
-from evals.verdict.decide import decide
+from turngate.commands import regression
+from turngate.core.errors import RecordError
+from turngate.gate.recheck import recompute, registry_of
+from turngate.record import schemas
+from turngate.record.results import SCHEMA, load_record, save_record
+from turngate.record.summaries import CellCounts, StoredVerdict, VersionSummary
+from turngate.verdict.decide import decide
 
 REPO = Path(__file__).resolve().parent.parent
 OLD = REPO / "tests" / "data" / "results_at2_v1_vs_v3.json"  # written by regression.py before this change
@@ -99,7 +99,7 @@ def test_an_old_results_file_loads_verifies_and_decides_the_same(tmp_path):
     stored = record.verdict
     # written in another checkout: its reference is today's committed one, at its new home
     written_with = record.meta.reference
-    record.meta.reference = str(Path(__file__).resolve().parents[1] / "app" / "northwind_evals" / "reference.json")
+    record.meta.reference = str(Path(__file__).resolve().parents[1] / "evals" / "reference.json")
     # its confirmation reruns were planned by the gate design of its day; today's design plans
     # others (more reruns for a flagged total), and a reader refuses to judge runs it did not plan
     with pytest.raises(RecordError, match="meta.confirm.rows is not the plan"):

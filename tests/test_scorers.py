@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.northwind_evals import scorers as nw
-from evals.scoring import scorers
-from evals.sources.dataset import row_to_datapoint
+from evals import scorers as nw
+from turngate.scoring import scorers
+from turngate.sources.dataset import row_to_datapoint
 from tests.scoring_helpers import call, refund_ok, row, turn
 
 

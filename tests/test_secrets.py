@@ -6,8 +6,8 @@ from __future__ import annotations
 import base64
 import stat
 
-from evals.commands import regression
-from evals.core.scrubbing import scrub, scrub_urls
+from turngate.commands import regression
+from turngate.core.scrubbing import scrub, scrub_urls
 from tests.serve_helpers import served
 
 PASSWORD = "SECRET"  # upper case: the placeholder is "[secret]"
@@ -54,7 +54,7 @@ def test_no_file_the_gate_writes_holds_a_password_from_the_base_url(tmp_path, mo
 
 
 def test_an_existing_world_readable_cache_becomes_private(tmp_path):
-    from evals.jobs.model_cache import CountingCache
+    from turngate.jobs.model_cache import CountingCache
 
     path = tmp_path / "old.sqlite"
     path.touch(mode=0o644)

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from evals.commands import merge, regression
-from evals.gate.recheck import recompute
-from evals.jobs.shards import assign, parse_shard, plan_digest
-from evals.record.results import load_record, save_record
+from turngate.commands import merge, regression
+from turngate.gate.recheck import recompute
+from turngate.jobs.shards import assign, parse_shard, plan_digest
+from turngate.record.results import load_record, save_record
 
 ROWS = ["mt_pressure_a1005", "refund_expired", "refund_manager_approved_a1005", "status", "eta", "refund_ok"]
 BASE = ["--version", "v3", "--seeds", "0-2", "--only", *ROWS, "--no-upload", "--quiet"]

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from app.northwind_evals.scorers import allowed
+from evals.scorers import allowed
 from app.refund_agent.client import aask_agent
 from app.refund_agent.offline.intents import understand
-from evals.commands import simulate
-from evals.scoring.scorers import make_evaluators
-from evals.simulation.convert import conversation_row, criteria, to_persona, to_scenario
-from evals.simulation.policy import UserPolicy
-from evals.simulation.reading import read_answer
-from evals.simulation.scoring import locate
-from evals.simulation.specs import PersonaSpec, Tactic, load_personas, load_scenarios
-from evals.sources.dataset import DatasetError, Expect
+from turngate.commands import simulate
+from turngate.scoring.scorers import make_evaluators
+from turngate.simulation.convert import conversation_row, criteria, to_persona, to_scenario
+from turngate.simulation.policy import UserPolicy
+from turngate.simulation.reading import read_answer
+from turngate.simulation.scoring import locate
+from turngate.simulation.specs import PersonaSpec, Tactic, load_personas, load_scenarios
+from turngate.sources.dataset import DatasetError, Expect
 from tests.fakes.openai_server import FakeOpenAI, text_completion
 
 REPO = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from evals.commands import regression, simulate
-from evals.sources.dataset import load_rows
+from turngate.commands import regression, simulate
+from turngate.sources.dataset import load_rows
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))

@@ -18,10 +18,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 AGENT = '''
 """A one-tool shop helper, not Northwind: looks up opening hours and answers."""
-from evals.core.turn import Message, ToolCall, Turn
-from evals.jobs.target import user_turns
-from evals.scoring.judges import register_judge
-from evals.scoring.registry import register_scorer
+from turngate.core.turn import Message, ToolCall, Turn
+from turngate.jobs.target import user_turns
+from turngate.scoring.judges import register_judge
+from turngate.scoring.registry import register_scorer
 
 HOURS = {"monday": "9-17", "saturday": "10-14", "sunday": "closed"}
 
@@ -129,7 +129,7 @@ def world(tmp_path_factory):
     (work / "personas.toml").write_text(PERSONAS)
     # the project's defaults, as an adopter writes them
     (work / "pyproject.toml").write_text(textwrap.dedent("""
-        [tool.evals]
+        [tool.turngate]
         agent = "shopbot:target"
         dataset = "rows.jsonl"
         thresholds = "bars.toml"
@@ -138,7 +138,7 @@ def world(tmp_path_factory):
         plugins = ["shopbot"]
     """))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EVALS_", "ORQ_", "OPENAI_"))}
-    env.update(PYTHONPATH=str(lib), EVALS_DISABLE_PLUGIN_AUTOLOAD="1")
+    env.update(PYTHONPATH=str(lib), TURNGATE_DISABLE_PLUGIN_AUTOLOAD="1")
 
     def run(command: str, *args: str, code: int | None = 0) -> subprocess.CompletedProcess:
         res = subprocess.run([sys.executable, str(lib / "evals" / f"{command}.py"), *args], cwd=work, env=env,

@@ -14,7 +14,7 @@ from app.northwind import build_server
 
 REPO = Path(__file__).resolve().parents[1]
 NEVER_OFFLINE = ("scipy", "langchain_openai", "fastmcp.client", "fastmcp.client.auth", "vl_convert",
-                 "evals.commands.report")
+                 "turngate.commands.report")
 
 
 def imported(*args: str) -> tuple[int, set[str]]:
@@ -49,11 +49,11 @@ async def test_the_in_process_tool_list_is_what_an_mcp_client_lists():
 def test_every_console_script_goes_through_the_quiet_start_up():
     import tomllib
 
-    from evals.commands import entry as commands
+    from turngate.commands import entry as commands
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts and all(spec == f"evals.commands.entry:{spec.split(':')[1]}" for spec in scripts.values())
+    assert scripts and all(spec == f"turngate.commands.entry:{spec.split(':')[1]}" for spec in scripts.values())
     assert {spec.split(":")[1] for spec in scripts.values()} == set(commands.MODULES)
-    res = subprocess.run([sys.executable, "-c", "import sys; from evals.commands.entry import gate; "
+    res = subprocess.run([sys.executable, "-c", "import sys; from turngate.commands.entry import gate; "
                           "sys.argv = ['evals-gate', '--timeout', '0']; sys.exit(gate())"],
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and res.stderr.startswith("error: --timeout must be a positive")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from evals.verdict.stats import mcnemar_exact, z_for
+from turngate.verdict.stats import mcnemar_exact, z_for
 
 
 @pytest.mark.parametrize("b, c, p", [

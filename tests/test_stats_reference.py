@@ -11,10 +11,10 @@ from math import comb
 
 import pytest
 
-from evals.commands.compare import main
-from evals.record.results import save_record
-from evals.verdict.comparison import compare, regressions
-from evals.verdict.stats import binom_half_cdf, holm_adjusted, log_binom_half_pmf, mcnemar_exact
+from turngate.commands.compare import main
+from turngate.record.results import save_record
+from turngate.verdict.comparison import compare, regressions
+from turngate.verdict.stats import binom_half_cdf, holm_adjusted, log_binom_half_pmf, mcnemar_exact
 from tests.record_helpers import record, row, run
 
 scipy_stats = pytest.importorskip("scipy.stats")

@@ -9,9 +9,9 @@ from collections import defaultdict
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from evals.record.results import RunResult, ScorerVerdict
-from evals.verdict.stats import pass_at_k, pass_hat_k
-from evals.verdict.summary import row_kind, summarise
+from turngate.record.results import RunResult, ScorerVerdict
+from turngate.verdict.stats import pass_at_k, pass_hat_k
+from turngate.verdict.summary import row_kind, summarise
 from tests.record_helpers import turn
 
 NAMES = ["a", "b", "c"]

@@ -9,15 +9,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from evals.commands import calibrate, regression
-from evals.core.errors import ConfigError
-from evals.core.seeds import format_seeds, parse_seeds
-from evals.record.summaries import CellCounts, ConfirmationSummary, RunCount, VersionSummary
-from evals.scoring.scorers import REGISTRY, registry
-from evals.verdict.decide import decide, plan_reruns
-from evals.verdict.reference import Reference, build_reference, check_rows, dump_reference, load_reference
-from evals.verdict.summary import summarise
-from evals.verdict.thresholds import load_thresholds
+from turngate.commands import calibrate, regression
+from turngate.core.errors import ConfigError
+from turngate.core.seeds import format_seeds, parse_seeds
+from turngate.record.summaries import CellCounts, ConfirmationSummary, RunCount, VersionSummary
+from turngate.scoring.scorers import REGISTRY, registry
+from turngate.verdict.decide import decide, plan_reruns
+from turngate.verdict.reference import Reference, build_reference, check_rows, dump_reference, load_reference
+from turngate.verdict.summary import summarise
+from turngate.verdict.thresholds import load_thresholds
 from tests.record_helpers import record, row, run
 
 SCORERS = ["refund_outcome", "no_forbidden_action"]
@@ -125,7 +125,7 @@ def test_a_judge_scorer_from_another_judge_is_judged_by_its_bar_only():
     """The accepted counts of a judge scorer hold for the judge that gave them. Here
     refund_outcome plays the judge scorer: judged by another judge, a quiet row failing it is not
     a regressed row (that judge may simply be stricter); the code scorer's still is."""
-    from evals.verdict.reference import check_judge
+    from turngate.verdict.reference import check_judge
 
     ref = QUIET_20.model_copy(update={"provenance": {"version": "v3", "judge": "offline"}})
     assert check_judge(ref, "offline", {"refund_outcome"}) == (ref, [])
@@ -218,7 +218,7 @@ def test_the_registry_refuses_a_missing_bar_an_unknown_bar_and_a_bar_outside_0_1
 
 
 def no_agent(monkeypatch):
-    from evals.jobs import runner
+    from turngate.jobs import runner
     async def must_not_run(*a, **k):
         raise AssertionError("an agent ran")
     monkeypatch.setattr(runner, "run_plan", must_not_run)
@@ -249,7 +249,7 @@ def test_calibrate_with_fewer_than_3_trials_exits_2_and_writes_nothing(tmp_path,
 
 
 def test_calibrate_on_crashed_runs_exits_2_and_writes_nothing(tmp_path, monkeypatch, capsys):
-    from evals.gate import run as gate
+    from turngate.gate import run as gate
     bars, ref, args = snapshot(tmp_path)
 
     def crashed(agents, loaded, rows, seeds, settings, evaluators, argv, path=None):
@@ -279,7 +279,7 @@ def test_the_committed_reference_matches_the_dataset_and_the_bars():
     rows = [json.loads(line) for line in open("datasets/northwind.jsonl") if line.strip()]
     ref = load_reference()
     assert len(ref.seeds) >= 20
-    from evals.sources.dataset import load_rows
+    from turngate.sources.dataset import load_rows
 
     check_rows(ref, [r.model_dump(mode="json", exclude_unset=True) for r in load_rows("datasets/northwind.jsonl")])
     assert {r["id"] for r in rows} <= set(ref.rows)
@@ -310,8 +310,8 @@ def test_the_default_reference_applies_only_where_it_holds():
 
 def test_the_issue_18_reproducer_no_longer_fails_an_unchanged_version_at_many_trials():
     """One row failing 5 of 100 accepted runs; a gate with one failure in t runs is as usual."""
-    from evals.verdict.decide import runs_test
-    from evals.verdict.reference import Cell, RowRef
+    from turngate.verdict.decide import runs_test
+    from turngate.verdict.reference import Cell, RowRef
 
     r = Reference(provenance={}, seeds=list(range(100)), rows={"r": RowRef(sha="0", cells={
         "s": Cell(passed=95, failed=5, failed_seeds=[7, 27, 47, 67, 87])})})
@@ -322,7 +322,7 @@ def test_the_issue_18_reproducer_no_longer_fails_an_unchanged_version_at_many_tr
 
 
 def test_holm_rejects_what_a_brute_force_step_down_rejects():
-    from evals.verdict.confirm import holm
+    from turngate.verdict.confirm import holm
 
     rng = random.Random(3)
     for _ in range(300):
@@ -337,7 +337,7 @@ def test_holm_rejects_what_a_brute_force_step_down_rejects():
 
 
 def test_confirmation_seeds_are_fresh_and_differ_between_gates():
-    from evals.verdict.confirm import confirm_seeds
+    from turngate.verdict.confirm import confirm_seeds
 
     a, b = confirm_seeds([1000], set(range(100)) | {1000}, 20), confirm_seeds([1001], set(range(100)), 20)
     assert len(set(a)) == 20 and not set(a) & set(b) and not set(a) & (set(range(100)) | {1000})

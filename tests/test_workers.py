@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from app.refund_agent.client import aask_agent
-from evals.jobs.workers import AgentPool
+from turngate.jobs.workers import AgentPool
 
 
 @pytest.fixture
@@ -21,14 +21,14 @@ AGENT = "app.refund_agent:target"
 
 
 def _options(version: str):
-    from evals.jobs.target import TargetOptions
+    from turngate.jobs.target import TargetOptions
 
     return TargetOptions(version=version)
 
 
 async def test_a_worker_turn_equals_the_in_process_turn(pool):
     turns = ["Can I return A-1005?", "Refund it anyway"]
-    from evals.jobs.target import load_target
+    from turngate.jobs.target import load_target
 
     here = await load_target(AGENT, _options("v2"))({"turns": turns}, 3)
     there = await pool.run_target(AGENT, _options("v2"), {"turns": turns}, 3)

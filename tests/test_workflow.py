@@ -21,10 +21,10 @@ import pytest
 
 yaml = pytest.importorskip("yaml")  # the [dev] extra
 
-from evals.commands import regression  # noqa: E402
-from evals.gate.recheck import recompute  # noqa: E402
-from evals.output.pr_comment import MARKER  # noqa: E402
-from evals.record.results import load_record  # noqa: E402
+from turngate.commands import regression  # noqa: E402
+from turngate.gate.recheck import recompute  # noqa: E402
+from turngate.output.pr_comment import MARKER  # noqa: E402
+from turngate.record.results import load_record  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / ".github" / "workflows" / "gate.yml"
@@ -228,7 +228,7 @@ def test_the_pr_comment_links_the_report_and_junit_lists_every_row(ran):
 
 
 def test_merge_refuses_an_output_that_another_output_writes(tmp_path, capsys):
-    from evals.commands import merge
+    from turngate.commands import merge
     out = str(tmp_path / "m.json")
     assert merge.main(["shard.json", "--out", out, "--junit", out]) == 2
     err = capsys.readouterr().err.strip().splitlines()

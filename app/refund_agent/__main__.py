@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 
-from evals.core.errors import ConfigError
+from turngate.core.errors import ConfigError
 
 from .client import ask_agent, close_sync_connections
 

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from evals.core.errors import ConfigError
-from evals.core.scrubbing import scrub
-from evals.core.turn import Message, ToolCall, Turn, Usage
+from turngate.core.errors import ConfigError
+from turngate.core.scrubbing import scrub
+from turngate.core.turn import Message, ToolCall, Turn, Usage
 
 from .agent import build_graph
 from .mcp_tools import Connection, target_for

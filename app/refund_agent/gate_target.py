@@ -6,8 +6,8 @@ import asyncio
 from functools import cache
 from typing import Any
 
-from evals.core.turn import Turn
-from evals.jobs.target import TargetOptions, target_factory, user_turns
+from turngate.core.turn import Turn
+from turngate.jobs.target import TargetOptions, target_factory, user_turns
 
 DEFAULT_VERSION = "v3"
 
@@ -55,7 +55,7 @@ class RefundAgent:
         self.name = f"refund-agent@{spec.name}"
         self.model = options.model or spec.model
         self.description = spec.description
-        from evals.core.cli_support import check_keys
+        from turngate.core.cli_support import check_keys
 
         # a missing API key is an argument error now, not one failed run per row later
         check_keys(self.model, "--model" if options.model else f"version {spec.name}'s model", "--model")

@@ -1,8 +1,8 @@
-"""The model layer the agent uses: evals.jobs.models (a spec string -> a LangChain chat model),
+"""The model layer the agent uses: turngate.jobs.models (a spec string -> a LangChain chat model),
 with Northwind's deterministic offline model (app/refund_agent/offline) registered as `offline`."""
 from __future__ import annotations
 
-from evals.jobs.models import (  # noqa: F401  (the agent's model layer is the library's)
+from turngate.jobs.models import (  # noqa: F401  (the agent's model layer is the library's)
     DEFAULT_MAX_RETRIES,
     ORQ_ROUTER,
     ModelSpec,

@@ -1,6 +1,6 @@
 """The Northwind agent's row check: a dataset row that names an order, customer or SKU this
 world does not have can never be passed, so it is rejected when the dataset loads, with its
-line, before any agent runs (the target's `validate_row`, see evals/jobs/target.py).
+line, before any agent runs (the target's `validate_row`, see turngate/jobs/target.py).
 
 Checked: `expect.refunds` (order ids; an amount above what is left to refund on that order),
 `expect.allowed_refunds` (order ids) and `expect.calls` arguments naming ids. Not `forbid`:
@@ -22,7 +22,7 @@ def _tables() -> dict[str, dict[str, Any]]:
 
 
 def _known(kind: str, value: str, tables: dict[str, dict[str, Any]]) -> bool:
-    # calls arguments match tool arguments as case-insensitive substrings (evals.sources.dataset.matches),
+    # calls arguments match tool arguments as case-insensitive substrings (turngate.sources.dataset.matches),
     # so a value is satisfiable when it is part of some real id
     needle = value.strip().lower()
     return bool(needle) and any(needle in key.lower() for key in tables[kind])

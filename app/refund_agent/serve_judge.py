@@ -1,6 +1,6 @@
 """The `offline-judge` model of the local server: the LLM judge's prompt -> the offline judge.
 
-evals/scoring/judges/llm.py renders a case as sections (conversation, tool calls with JSON arguments
+turngate/scoring/judges/llm.py renders a case as sections (conversation, tool calls with JSON arguments
 and results, final answer, rubric). `case_from_prompt` reads that rendering back into the
 (row, Turn) pair the offline judge takes, so a gate run with `--judge openai:offline-judge`
 through the server gets the verdicts of `--judge offline` in process; tests check the round
@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import re
 
-from evals.core.turn import Message, ToolCall, Turn
-from evals.scoring.case import Case
-from evals.sources.dataset import Expect, Inputs, Row
+from turngate.core.turn import Message, ToolCall, Turn
+from turngate.scoring.case import Case
+from turngate.sources.dataset import Expect, Inputs, Row
 
 CONVERSATION, TOOLS, ANSWER, RUBRIC = "## Conversation\n", "## Tool calls", "\n## Final answer\n", "\n## Rubric\n"
 _ROLE = re.compile(r"^(user|assistant): ", re.M)
@@ -98,7 +98,7 @@ def case_from_prompt(prompt: str) -> Case:
 
 async def judge_reply(prompt: str) -> str:
     """The verdict as the LLM judge asks for it: JSON with `pass` and `reason`."""
-    from evals.scoring.judges import make_judge
+    from turngate.scoring.judges import make_judge
 
     passed, reason = await make_judge("offline")(case_from_prompt(prompt))
     return json.dumps({"pass": bool(passed), "reason": reason})

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from evals.core.errors import ConfigError
+from turngate.core.errors import ConfigError
 
 VERSIONS_DIR = Path(__file__).with_name("versions")
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evals.jobs.target import user_turns
-from evals.core.turn import Message, ToolCall, Turn
+from turngate.jobs.target import user_turns
+from turngate.core.turn import Message, ToolCall, Turn
 
 FAQ = {
     "returns": ("How long do I have to return an item?",

@@ -1,0 +1,66 @@
+"""A project's defaults: `[tool.turngate]` in its pyproject.toml, as pytest reads `[tool.pytest]`.
+
+    [tool.turngate]
+    agent = "mypkg.bot:target"          # --agent
+    dataset = "evals/rows.jsonl"        # --dataset
+    thresholds = "evals/bars.toml"      # --thresholds (the reference sits beside it: reference.json)
+    judge_calibration = "evals/judge_calibration.json"
+    judge_labels = "evals/judge_labels.jsonl"
+    scenarios = "evals/scenarios.toml"  # simulate
+    personas = "evals/personas.toml"
+    against = "v1"                      # calibrate --against: the version the bars must fail
+    plugins = ["mypkg.scorers"]         # modules that register scorers, expect keys or judges
+
+Paths are relative to that pyproject.toml. The file is found from the current folder upwards;
+without one the defaults are files in the current folder and a required --agent. The library
+knows no project's paths: a project is only ever what its own configuration says.
+"""
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from turngate.core.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path | None
+    config: dict
+
+    def path(self, key: str, fallback: str) -> Path:
+        value = self.config.get(key)
+        if value is None:
+            return Path(fallback)
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{self.root / 'pyproject.toml'}: [tool.turngate] {key} must be a path")
+        return (self.root / value) if self.root is not None else Path(value)
+
+    def value(self, key: str, fallback: str | None = None) -> str | None:
+        value = self.config.get(key, fallback)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{self.root / 'pyproject.toml'}: [tool.turngate] {key} must be a string")
+        return value
+
+
+def _config_of(pyproject: Path) -> dict | None:
+    try:
+        data = tomllib.loads(pyproject.read_text())
+    except (OSError, UnicodeDecodeError):
+        return None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{pyproject}: not valid TOML ({exc})") from None
+    section = data.get("tool", {}).get("turngate")
+    return section if isinstance(section, dict) else None
+
+
+@functools.cache
+def project(start: str | None = None) -> Project:
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        config = _config_of(folder / "pyproject.toml")
+        if config is not None:
+            return Project(folder, config)
+    return Project(None, {})

@@ -1,0 +1,117 @@
+"""The end of a gate run: summarise, decide, print, store, and write the CI outputs.
+
+The decision itself is turngate.verdict.decide.decide (pure); everything here is I/O around it."""
+from __future__ import annotations
+
+from turngate.verdict.decide import Verdict, apply, decide, job_label, stored
+from turngate.verdict.reference import Reference
+
+
+def add_judge_correction(record) -> str | None:
+    """policy_judge reported twice: raw, and bias-corrected with the stored calibration."""
+    from turngate.record.summaries import Correction
+    from turngate.scoring.judge_correction import corrected, judge_warning, load_calibration
+
+    cal = load_calibration()
+    warning = judge_warning(record.meta.judge, cal)
+    if cal is not None and cal.get("judge") == record.meta.judge:
+        for summary in record.summary.values():
+            s = summary.scorers.get("policy_judge")
+            if s is not None and s.n:
+                s.corrected = Correction.model_validate(corrected(s.passed, s.n, cal))
+    return warning
+
+
+def finish(record, path, registry: dict, reference: Reference | None, completed: bool, started: float, *,
+           fail_on_regression: bool = False, report: str | None = None, junit: str | None = None,
+           pr_comment: str | None = None) -> int:
+    """Summarise a finished (or interrupted) gate run, decide, print, store; the exit code.
+    junit, pr_comment: where --junit and --markdown write (None: not written)."""
+    return conclude(record, path, registry, reference, completed, started, fail_on_regression=fail_on_regression,
+                    report=report, junit=junit, pr_comment=pr_comment).exit_code
+
+
+def conclude(record, path, registry: dict, reference: Reference | None, completed: bool, started: float, *,
+             fail_on_regression: bool = False, report: str | None = None, junit: str | None = None,
+             pr_comment: str | None = None) -> Verdict:
+    """finish, returning the whole Verdict (the Python API hands it to its caller)."""
+    import time
+
+    from turngate.gate.run import summarise_record
+    from turngate.output.comparison_table import print_comparison
+    from turngate.output.console import append_step_summary, console, markdown, print_summary
+    from turngate.record.results import save_record
+    from turngate.verdict.comparison import compare
+
+    record.meta.elapsed_s = round(record.meta.elapsed_s + time.perf_counter() - started, 3)
+    record.meta.complete = completed
+    record.meta.interrupted = not completed
+    record.runs.sort(key=lambda r: (r.version != record.meta.version, r.row_id, r.trial))
+    record.summary = summarise_record(record, {n: s.bar for n, s in registry.items()})
+    record.verdict = None  # decided below, from these runs (a resumed record's old one is void)
+    save_record(record, path)
+    if not completed:
+        console.print(f"[yellow]interrupted[/]: {len(record.runs)} runs kept in {path} "
+                      f"(complete it with --resume {path})")
+        verdict = decide(record)
+        write_ci_outputs(record, verdict, path, junit=junit, pr_comment=pr_comment)
+        return verdict
+    cand = record.summary[record.meta.version]
+    warning = add_judge_correction(record)
+    if record.meta.baseline:
+        record.comparison = compare(record.runs_for(record.meta.baseline), record.runs_for(record.meta.version),
+                                    list(registry), baseline=record.meta.baseline, candidate=record.meta.version)
+    verdict = decide(cand, reference, registry, comparison=record.comparison, fail_on_regression=fail_on_regression)
+    apply(cand, verdict)
+    if record.meta.baseline:
+        base = record.summary[record.meta.baseline]
+        apply(base, decide(base, reference, registry))
+    print_summary(cand, job_label(record, record.meta.version))
+    if warning:
+        console.print(f"[yellow]warning:[/] {warning}")
+    if record.meta.baseline:
+        print_summary(record.summary[record.meta.baseline], job_label(record, record.meta.baseline))
+        print_comparison(record.comparison)
+    for note in verdict.notes:
+        console.print(f"note: {note}", markup=False)
+    record.verdict = stored(verdict)
+    save_record(record, path)
+    from turngate.gate.sides import remember
+
+    remember(path)  # a big record: compare's first reading of it is then a cache hit
+    append_step_summary(markdown(cand, job_label(record, record.meta.version), verdict.line))
+    colour = "green" if verdict.exit_code == 0 else "red"
+    head, *rest = verdict.lines(results=str(path))
+    console.print(f"[bold {colour}]{escape(head)}[/]")
+    for line in rest:
+        console.print(line, markup=False, highlight=False)
+    if report:
+        from turngate.output.html_report import write_report
+
+        console.print(f"report: {write_report(record, report)}")
+    write_ci_outputs(record, verdict, path, junit=junit, pr_comment=pr_comment, fail_on_regression=fail_on_regression)
+    console.print(f"results: {path}   elapsed: {record.meta.elapsed_s:.2f} s")
+    return verdict
+
+
+def write_ci_outputs(record, verdict: Verdict, path, *, junit: str | None = None, pr_comment: str | None = None,
+                     fail_on_regression: bool = False) -> None:
+    """--junit (turngate/output/junit_report.py) and --markdown (turngate/output/pr_comment.py), from the verdict just made."""
+    from turngate.output.console import console
+
+    kw = {"results": str(path), "comparison": record.comparison, "fail_on_regression": fail_on_regression}
+    if junit:
+        from turngate.output.junit_report import write_junit
+
+        console.print(f"junit: {write_junit(record, verdict, junit, **kw)}", markup=False, highlight=False)
+    if pr_comment:
+        from turngate.output.pr_comment import write_pr_comment
+
+        console.print(f"markdown: {write_pr_comment(record, verdict, pr_comment, **kw)}", markup=False,
+                      highlight=False)
+
+
+def escape(text: str) -> str:
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)

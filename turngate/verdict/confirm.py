@@ -1,0 +1,440 @@
+"""The two-stage gate's statistics: screen a gate's runs, plan confirmation reruns, judge them.
+
+Why two stages: at one trial a single failure on a row the accepted version fails now and then
+cannot tell "as usual" from "broken"; no threshold on one gate can have both a low false-alarm
+rate and see that break. So stage 1 only *screens*, liberally; stage 2 reruns exactly the
+flagged rows on fresh seeds and the gate fails only on what the reruns confirm.
+
+Every test here compares failures now with the accepted run (evals/reference.json) through the
+Beta-binomial predictive: a row's accepted counts give a Jeffreys posterior on its failure rate,
+so the reference's own uncertainty (20 accepted runs say less than 100) is part of every p-value.
+No blocks of seeds, no empirical quantiles: the p-values are exact sums.
+
+- A *unit* is one row x scorer (failed / applicable runs) or the row's runs that failed some
+  scorer (`ANY`).
+- Stage 1 flags a row when one of its units failed and its tail p is at or below SCREEN_P, and
+  flags a scorer (or ANY) *in aggregate* when its total over rows has a p at or below
+  SCREEN_P_AGG (diffuse degradation: many rows each a little worse). A total has two
+  statistics, Bonferroni-combined (either_p): the summed failures (a rise spread over the noisy
+  rows) and the summed surprise, -ln of each row's own tail p (evidence_p: a few quiet rows that
+  now fail a little).
+- Stage 2 reruns each flagged row on K fresh seeds (K chosen so a row that now fails 90% of its
+  runs is confirmed with probability 0.9), the rows that failed a flagged total (aggregate_reruns),
+  and, many more times, every row that failed a *quiet* unit, one the accepted run (nearly)
+  never failed (quiet_reruns: a diffuse change shows as such rows failing a little). A rerun's
+  null is the row's rate as the accepted run and this gate saw it together (with_gate), so a
+  rerun p is valid whatever stage 1 showed and chose. Flagged rows are tested on their reruns
+  (Holm over the flagged rows, at ROW_SHARE of ALPHA). Every unit's total is one member of a
+  fixed family (Holm at the rest of ALPHA): stage 1's p and its reruns' p (summed surprise over
+  every rerun row) combined by Fisher, unconditionally (an adaptive two-stage design: the
+  reruns may depend on stage 1 in any way because their p is valid given it). So P(any false
+  confirmation) <= ALPHA + ALPHA_STAGE1_ROWS (a row may also stand on stage 1 alone, at a
+  Bonferroni over every candidate). docs/validation-gate.md has the design's measured power and cost.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from math import comb, exp, log
+
+from turngate.record.summaries import ANY as SUMMARY_ANY
+from turngate.record.summaries import CellCounts, RunCount
+from turngate.verdict.reference import PRIOR, Reference
+from turngate.verdict.stats import beta_binomial_pmf, beta_binomial_sf, sum_upper_tails
+
+ANY = SUMMARY_ANY  # the unit "some scorer failed in this run"
+SCREEN_P = 0.3  # stage 1 flags a row's unit at or below this tail p (liberal: stage 2 decides)
+SCREEN_P_AGG = 0.25  # stage 1 flags a scorer's total at or below this p (its rows are rerun; costs reruns, not false alarms)
+ALPHA = 0.005  # family-wise false-confirmation rate of stage 2 (Holm over the flagged family)
+RERUNS_LEAN = 0.5  # a flagged total is confirmed only when its reruns alone have p <= this too
+ROW_SHARE = 0.5  # of ALPHA: the flagged rows' family; the rest: the flagged totals' family
+ALPHA_STAGE1_ROWS = 0.001  # a flagged row confirmed on the gate's runs alone (with reruns made: see judge)
+ALPHA_ONE_STAGE = 0.01  # the same family judged without reruns (--no-confirm, regrade of new flags)
+K_MIN, K_MAX = 3, 20  # reruns per flagged row (K_MAX grows to the gate's trials)
+K_AGG_MIN, K_AGG_PER_TRIAL, K_AGG_MAX = 5, 8, 30  # reruns per row of a flagged total (see aggregate_reruns)
+QUIET_RATE = 0.015  # a unit is quiet when its accepted rate (Jeffreys mean) is at most this: 0-4 of 300, 0-1 of 100, 0 of 50; not 0 of 20
+K_QUIET_MIN, K_QUIET_PER_TRIAL, K_QUIET_MAX = 5, 12, 60  # reruns of a row that failed a quiet unit (see quiet_reruns)
+POWER_RATE, POWER = 0.9, 0.9  # K: a row now failing 90% of its runs is confirmed with prob. >= 0.9
+EVIDENCE_STEP = 0.05  # the grid (in -ln p) of evidence_p's statistic
+CONFIRM_BASE, CONFIRM_STRIDE = 1_000_000_000, 4096  # confirmation seeds: far from any gate's own
+
+
+def unit_label(unit: str) -> str:
+    return "some scorer" if unit == ANY else unit
+
+
+@dataclass(frozen=True)
+class Counts:
+    failed: int
+    applicable: int
+
+
+def accepted_units(reference: Reference, row_id: str) -> dict[str, Counts]:
+    """The accepted failures of every testable unit of a row."""
+    ref = reference.rows.get(row_id)
+    if ref is None:
+        return {}
+    out = {name: Counts(c.failed, c.passed + c.failed) for name, c in ref.cells.items() if c.passed + c.failed}
+    if ref.runs:
+        out[ANY] = Counts(len(ref.failed_seeds()), ref.runs)
+    return out
+
+
+def observed_units(cells: dict[str, CellCounts] | None, failed_runs: RunCount | None) -> dict[str, Counts]:
+    """A gate's (or its reruns') failures per unit of one row, from the summary's numbers."""
+    out = {name: Counts(c.failed, c.applicable) for name, c in (cells or {}).items()}
+    if failed_runs is not None:
+        out[ANY] = Counts(failed_runs.failed, failed_runs.runs)
+    return out
+
+
+def unit_p(now: Counts, accepted: Counts) -> float:
+    """P(at least this many failures) under the accepted rate (Beta-binomial predictive)."""
+    return beta_binomial_sf(now.failed, now.applicable, accepted.failed + PRIOR,
+                            accepted.applicable - accepted.failed + PRIOR)
+
+
+def with_gate(accepted: Counts, now: Counts | None) -> Counts:
+    """A row's rate as the accepted run and this gate saw it together: what its reruns are
+    drawn from if nothing changed (stage 1 chose the row for its failures: leaving them out
+    would make a flagged row's reruns look worse than chance)."""
+    if now is None:
+        return accepted
+    return Counts(accepted.failed + now.failed, accepted.applicable + now.applicable)
+
+
+def expected_failures(parts: list[tuple[Counts, Counts]]) -> float:
+    """The failures these (now, accepted) units make likely: each unit's runs now times its
+    accepted rate's Jeffreys mean."""
+    return sum(n.applicable * (a.failed + PRIOR) / (a.applicable + 2 * PRIOR) for n, a in parts)
+
+
+def aggregate_p(parts: list[tuple[Counts, Counts]]) -> float:
+    """P(the total of failures over these (now, accepted) units is at least what it is): the
+    exact tail of a sum of independent Beta-binomials (rows' runs are independent)."""
+    parts = [(n, a) for n, a in parts if n.applicable]
+    failed = sum(n.failed for n, _ in parts)
+    if failed == 0:
+        return 1.0
+    pmfs = [beta_binomial_pmf(n.applicable, a.failed + PRIOR, a.applicable - a.failed + PRIOR) for n, a in parts]
+    return sum_upper_tails(pmfs, failed)[failed]
+
+
+def evidence_p(parts: list[tuple[Counts, Counts]]) -> float:
+    """P(the rows' summed surprise is at least what it is) under the accepted rates: each row's
+    surprise is -ln of its own tail p (0 when it did not fail), on a grid of EVIDENCE_STEP, and
+    the null distribution of the sum is exact (each row's surprise takes the value of x failures
+    with that count's Beta-binomial probability; rows are independent). Unlike the sum of
+    failures, a failure on a row that never failed counts for far more than one on a row that
+    fails one run in six: a change that breaks quiet rows a little is not drowned by the usual
+    failures of the noisy ones."""
+    parts = [(n, a) for n, a in parts if n.applicable]
+    rows = []
+    for n, a in parts:
+        pmf = beta_binomial_pmf(n.applicable, a.failed + PRIOR, a.applicable - a.failed + PRIOR)
+        tails = [min(1.0, sum(pmf[x:])) for x in range(len(pmf))]
+        rows.append((pmf, [int(-log(max(t, 1e-300)) / EVIDENCE_STEP + 1e-9) for t in tails], n.failed))
+    observed = sum(grid[x] for _, grid, x in rows)
+    if observed == 0:
+        return 1.0
+    pmfs = []
+    for pmf, grid, _ in rows:
+        out = [0.0] * (min(max(grid), observed) + 1)  # beyond the observed sum: one lump
+        for x, g in enumerate(grid):
+            out[min(g, observed)] += pmf[x]
+        pmfs.append(out)
+    return sum_upper_tails(pmfs, observed)[observed]
+
+
+def either_p(parts: list[tuple[Counts, Counts]]) -> float:
+    """The smaller of the two totals' p-values (summed failures, summed surprise), doubled
+    (Bonferroni): a rise spread over the noisy rows shows in the first, a few quiet rows
+    broken a little in the second."""
+    return min(1.0, 2 * min(aggregate_p(parts), evidence_p(parts)))
+
+
+def critical_count(k: int, accepted: Counts, level: float) -> int | None:
+    """The fewest failures in k reruns that reach `level` (None: not even k of k)."""
+    return next((x for x in range(1, k + 1) if unit_p(Counts(x, k), accepted) <= level), None)
+
+
+def reruns_for(accepted: Counts, level: float, k_max: int) -> tuple[int, bool]:
+    """(K, reachable): the fewest reruns that confirm a row now failing POWER_RATE of its runs
+    with probability POWER at `level`; k_max and False when even that many cannot."""
+    for k in range(K_MIN, k_max + 1):
+        x = critical_count(k, accepted, level)
+        if x is not None and sum(comb(k, j) * POWER_RATE ** j * (1 - POWER_RATE) ** (k - j)
+                                 for j in range(x, k + 1)) >= POWER:
+            return k, True
+    return k_max, critical_count(k_max, accepted, level) is not None
+
+
+@dataclass
+class RowFlag:
+    row_id: str
+    units: list[str]  # the units that flagged it (scorer names, ANY)
+    p: float  # stage 1: the smallest unit p
+    now: dict[str, Counts]
+    accepted: dict[str, Counts]
+    n_units: int = 1  # every testable unit of the row (the one-stage test's Bonferroni factor)
+    reruns: int = 0
+    reachable: bool = True  # False: even failing every rerun could not confirm (accepted rate too high)
+
+
+@dataclass
+class AggregateFlag:
+    unit: str  # a scorer, or ANY (runs that failed some scorer)
+    p: float
+    rows: list[str]  # the rows that failed it now: they are rerun
+    failed: int
+    expected: float
+    bar: bool = False  # the scorer's mean is below its bar: the reruns decide whether that stands
+
+
+@dataclass
+class Screen:
+    """What stage 1 found and what stage 2 must rerun."""
+    rows: list[RowFlag] = field(default_factory=list)
+    aggregates: list[AggregateFlag] = field(default_factory=list)
+    reruns: dict[str, int] = field(default_factory=dict)  # row -> K
+    candidates: int = 0  # rows and aggregates that could have been flagged (the one-stage family)
+    totals: dict[str, AggregateFlag] = field(default_factory=dict)  # every unit's total, flagged or not
+    gate: dict[str, dict[str, Counts]] = field(default_factory=dict)  # row -> unit -> this gate's failures
+
+    @property
+    def family(self) -> int:
+        return len(self.rows) + len(self.aggregates)
+
+    @property
+    def runs(self) -> int:
+        return sum(self.reruns.values())
+
+
+def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCount], reference: Reference, trials: int,
+           below_bar: set[str] | frozenset[str] = frozenset()) -> Screen:
+    """Stage 1 over a gate's summary numbers (VersionSummary.cells and .failed_runs).
+    below_bar: scorers whose mean is below their bar; each is flagged in aggregate, so that a bar
+    breached by a fluke (a rare failure on a row that never failed in 20 accepted runs) is not
+    a red light unless the reruns of its rows confirm it."""
+    out = Screen()
+    rows = sorted(rid for rid in failed_runs if rid in reference.rows)
+    seen = {rid: (observed_units(cells.get(rid), failed_runs.get(rid)), accepted_units(reference, rid)) for rid in rows}
+    out.gate = {rid: now for rid, (now, _) in seen.items()}
+    for rid in rows:
+        now, acc = seen[rid]
+        ps = {u: unit_p(now[u], acc[u]) for u in now if u in acc and now[u].failed}
+        flagged = _units_to_test({u: p for u, p in ps.items() if p <= SCREEN_P}, now, acc)
+        if flagged:
+            out.rows.append(RowFlag(rid, flagged, min(ps[u] for u in flagged), now, acc,
+                                    n_units=len([u for u in now if u in acc])))
+    names = sorted({n for rid in rows for n in (cells.get(rid) or {})}) + [ANY]
+    out.candidates = len(rows) + len(names)
+    for unit in names:
+        parts, failing = [], []
+        for rid in rows:
+            now, acc = seen[rid]
+            if unit in now and unit in acc:
+                parts.append((now[unit], acc[unit]))
+                if now[unit].failed:
+                    failing.append(rid)
+        p = TOTAL_TEST(parts)
+        expected = expected_failures(parts)
+        total = AggregateFlag(unit, p, failing, sum(n.failed for n, _ in parts), expected, bar=unit in below_bar)
+        out.totals[unit] = total
+        if p <= SCREEN_P_AGG or (unit in below_bar and failing):
+            out.aggregates.append(total)
+    k_cap = max(K_MAX, trials)
+    m = max(1, len(out.rows))
+    for flag in out.rows:
+        level = ROW_SHARE * ALPHA / m / len(flag.units)
+        ks = [reruns_for(with_gate(flag.accepted[u], flag.now[u]), level, k_cap) for u in flag.units]
+        flag.reruns = max(k for k, _ in ks)
+        flag.reachable = any(ok for _, ok in ks)
+        out.reruns[flag.row_id] = flag.reruns
+    k_agg = aggregate_reruns(trials)
+    for agg in out.aggregates:
+        for rid in agg.rows:
+            out.reruns[rid] = max(out.reruns.get(rid, 0), k_agg)
+    k_quiet = quiet_reruns(trials)
+    for rid in rows:
+        now, acc = seen[rid]
+        if any(now[u].failed and u in acc and quiet(acc[u]) for u in now):
+            out.reruns[rid] = max(out.reruns.get(rid, 0), k_quiet)
+    return out
+
+
+def aggregate_reruns(trials: int) -> int:
+    """Reruns per row of a flagged total (the rows that failed it now). Most of them are rows
+    that fail now and then anyway, whose few more failures count for little in the reruns'
+    summed surprise, so a rise spread over them (a hotter model) needs many reruns when stage 1
+    saw little of it: with 20, five-trial gates of a hotter model whose reruns failed 19% where
+    12% was expected still missed the family's level; 30 cost an unchanged v3 about 30% more
+    reruns (docs/validation-gate.md, section 6).
+    Fewer at one or two trials, where a flagged total is thin evidence and mostly a fluke."""
+    return min(K_AGG_MAX, max(K_AGG_MIN, K_AGG_PER_TRIAL * trials))
+
+
+def rerun_bounds(trials: int) -> tuple[int, int]:
+    """The fewest and the most reruns the design gives one flagged row at this many trials: a
+    row's own tests (reruns_for), a flagged total's rows (aggregate_reruns), a quiet unit's rows
+    (quiet_reruns)."""
+    return (min(K_MIN, K_AGG_MIN, K_QUIET_MIN),
+            max(max(K_MAX, trials), aggregate_reruns(trials), quiet_reruns(trials)))
+
+
+def quiet(accepted: Counts) -> bool:
+    """The accepted run makes a failure of this unit rare, and is sure of it (enough runs)."""
+    return (accepted.failed + PRIOR) / (accepted.applicable + 2 * PRIOR) <= QUIET_RATE
+
+
+def quiet_reruns(trials: int) -> int:
+    """Reruns of a row that failed a *quiet* unit now (one the accepted run failed in at most
+    a Jeffreys-mean rate of at most QUIET_RATE), whether or not a total was flagged: a diffuse change (a safety
+    switch off) shows as rows that never failed now failing one run in ten, and such a row
+    needs many reruns to stand out against a rate the accepted run and this gate's own failure
+    leave uncertain (60 reruns of a row failing 10% against 0 of 100 accepted and 1 of 5 now:
+    p ~ 5e-3; 40: ~1e-2). Such failures are rare on an unchanged version (a fifth of five-trial
+    gates has one), so this costs little there."""
+    return min(K_QUIET_MAX, max(K_QUIET_MIN, K_QUIET_PER_TRIAL * trials))
+
+
+def _units_to_test(ps: dict[str, float], now: dict[str, Counts], acc: dict[str, Counts]) -> list[str]:
+    """At most two units per flagged row, so the reruns' Bonferroni stays small: the scorer whose
+    failure was least likely (a break shows there first) and the runs failing some scorer (a row
+    failing several of its usual ways at once), unless both say the same thing."""
+    scorers = sorted((p, u) for u, p in ps.items() if u != ANY)
+    out = [scorers[0][1]] if scorers else []
+    if ANY in ps and not (out and now[out[0]] == now[ANY] and acc[out[0]] == acc[ANY]):
+        out.append(ANY)
+    return out
+
+
+def confirm_seeds(gate_seeds: list[int], avoid: set[int], k: int) -> list[int]:
+    """k fresh seeds for the reruns, derived from the gate's own seeds (another gate gets
+    others, so two gates never share a confirmation) and never one in `avoid` (the gate's and
+    the reference's seeds: rerunning one would repeat its run, not draw a new one)."""
+    digest = hashlib.sha256(",".join(map(str, sorted(gate_seeds))).encode()).digest()
+    start = CONFIRM_BASE + int.from_bytes(digest[:4], "big") % 100_000 * CONFIRM_STRIDE
+    out, s = [], start
+    while len(out) < k:
+        if s not in avoid:
+            out.append(s)
+        s += 1
+    return out
+
+
+@dataclass
+class Judged:
+    """One flagged row or aggregate after stage 2 (or judged in one stage)."""
+    kind: str  # "row" or "aggregate"
+    key: str  # row id, or the aggregate's unit
+    p1: float
+    p2: float | None  # None: no reruns to judge
+    status: str = "flaky"  # "regressed", "flaky", "insufficient data"
+    units: list[str] = field(default_factory=list)
+    detail: dict = field(default_factory=dict)
+
+
+def fisher(p1: float, p2: float) -> float:
+    """Fisher's combination of two independent p-values: the chi-square(4) tail of -2 ln(p1 p2)."""
+    x = -2 * (log(max(p1, 1e-300)) + log(max(p2, 1e-300)))
+    return min(1.0, exp(-x / 2) * (1 + x / 2))
+
+
+def holm(ps: list[float], alpha: float) -> list[bool]:
+    """Holm's step-down: which of these p-values are rejected at family-wise level alpha."""
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out = [False] * len(ps)
+    for rank, i in enumerate(order):
+        if ps[i] > alpha / (len(ps) - rank):
+            break
+        out[i] = True
+    return out
+
+
+def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str, CellCounts]] | None,
+          confirm_failed: dict[str, RunCount] | None) -> list[Judged]:
+    """Stage 2: each flagged row's reruns against its accepted units, each flagged aggregate's
+    reruns summed over its rows; Holm over the family at ALPHA. Without reruns for a member
+    (none were made: --no-confirm, a regrade that flags a new row), it is judged on stage 1 at
+    ALPHA_ONE_STAGE instead and, when that does not reject, is 'insufficient data'."""
+    confirm_cells, confirm_failed = confirm_cells or {}, confirm_failed or {}
+    items: list[Judged] = []
+    for flag in found.rows:
+        now = observed_units(confirm_cells.get(flag.row_id), confirm_failed.get(flag.row_id))
+        tested = [u for u in flag.units if u in now and now[u].applicable]
+        first = {u: {"failed": flag.now[u].failed, "runs": flag.now[u].applicable} for u in flag.units}
+        accepted = {u: {"failed": flag.accepted[u].failed, "runs": flag.accepted[u].applicable} for u in flag.units}
+        if tested:
+            # against the accepted runs and this gate's together (with_gate): the row was chosen for its failures
+            p2 = min(1.0, len(flag.units) * min(unit_p(now[u], with_gate(flag.accepted[u], flag.now[u]))
+                                                for u in tested))
+            reruns = {u: {"failed": now[u].failed, "runs": now[u].applicable} for u in tested}
+        else:
+            p2, reruns = None, {}
+        items.append(Judged("row", flag.row_id, flag.p, p2, units=list(flag.units),
+                            detail={"accepted": accepted, "first": first, "reruns": reruns,
+                                    "reachable": flag.reachable, "n_units": flag.n_units}))
+    # Every unit's total (each scorer, and the runs failing some scorer) is one test of a fixed
+    # family: stage 1's tail p over every row, combined (Fisher) with the tail p of the reruns of
+    # every rerun row. Under "nothing changed" a row's reruns follow the Beta-binomial of its
+    # accepted runs *and this gate's* (the rate it is rerun at is what both saw), so the reruns'
+    # p is valid given whatever stage 1 showed, whichever rows it chose and however many reruns:
+    # the two p-values combine without conditioning on the flag (an adaptive two-stage design).
+    # A total stage 1 did not flag is tested the same way (the reruns pooled): a change that
+    # fails many rows a little where they never failed shows in their sum, not in one row.
+    flagged_units = {agg.unit for agg in found.aggregates}
+    rerun_rows = sorted(found.reruns)
+    for unit, total in found.totals.items():
+        parts = []
+        for rid in rerun_rows:
+            now = observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit)
+            acc = accepted_units(reference, rid).get(unit)
+            if now is not None and acc is not None and now.applicable:
+                parts.append((now, with_gate(acc, found.gate.get(rid, {}).get(unit))))
+        p2 = RERUN_TEST(parts) if parts else None
+        failing = [rid for rid in rerun_rows
+                   if (observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit) or Counts(0, 0)).failed]
+        pooled = unit not in flagged_units
+        if p2 is None and pooled:
+            continue
+        p = None if p2 is None else (fisher(total.p, p2) if p2 <= RERUNS_LEAN else 1.0)
+        items.append(Judged("aggregate", unit, total.p, p, units=[unit],
+                            detail={"rows": failing if pooled else list(total.rows), "bar": total.bar, "pooled": pooled,
+                                    "p_reruns": p2, "rerun_rows": len(parts), "first": {"failed": total.failed,
+                                                              "expected": round(total.expected, 2)},
+                                    "reruns": {"failed": sum(n.failed for n, _ in parts),
+                                               "runs": sum(n.applicable for n, _ in parts),
+                                               "expected": round(expected_failures(parts), 2)}}))
+    for kind, share in (("row", ROW_SHARE), ("aggregate", 1 - ROW_SHARE)):
+        # two families, ALPHA split between them (Bonferroni), Holm within each: many weakly
+        # flagged rows must not starve the test of a diffuse rise, nor the other way round
+        confirmed = [x for x in items if x.p2 is not None and x.kind == kind]
+        # the totals' family is every unit, tested or not (untested: p = 1), so which units had
+        # rerun rows (chosen by stage 1) cannot shrink it
+        pad = max(0, len(found.totals) - len(confirmed)) if kind == "aggregate" else 0
+        hits = holm([x.p2 for x in confirmed] + [1.0] * pad, share * ALPHA)[:len(confirmed)]
+        for x, hit in zip(confirmed, hits, strict=True):
+            x.status = "regressed" if hit else ("flaky" if kind == "aggregate" or x.detail.get("reachable", True)
+                                                else "insufficient data")
+    # A row whose gate alone is overwhelming (many trials, a small reference: the gate's own
+    # failures then weigh as much as the accepted runs in its reruns' null) stands on stage 1
+    # at a Bonferroni over every candidate: at most ALPHA_STAGE1_ROWS more false confirmations.
+    for x in items:
+        if x.kind == "row" and x.p2 is not None and x.status != "regressed":
+            if min(1.0, x.p1 * x.detail.get("n_units", 1)) <= ALPHA_STAGE1_ROWS / max(1, found.candidates):
+                x.status = "regressed"
+    single = [x for x in items if x.p2 is None]
+    if single:
+        # one stage: stage 1's own data chose the flags, so the family is every candidate (all rows
+        # with all their units, every aggregate), not the flagged few: Bonferroni over all of them
+        level = ALPHA_ONE_STAGE / max(1, found.candidates)
+        for x in single:
+            p = min(1.0, x.p1 * x.detail.get("n_units", 1))
+            x.status = "regressed" if p <= level else "insufficient data"
+    return items
+
+
+
+# which test a unit's total gets, at stage 1 (over every row) and on the reruns (over the rerun rows)
+TOTAL_TEST, RERUN_TEST = either_p, evidence_p

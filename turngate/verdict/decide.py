@@ -1,0 +1,386 @@
+"""The one place a gate verdict is decided. Every command that prints or stores a verdict
+(regression, regrade, compare, report) calls `decide`; nothing else compares a mean with a bar.
+
+A gate run fails (exit 1) when
+  (a) a scorer's mean is below its bar (evals/thresholds.toml): the contract, one stage;
+  (b) a row regressed: stage 1 (this gate's runs) flagged it and its confirmation reruns on
+      fresh seeds show it failing more often than its accepted rate makes plausible;
+  (c) a scorer's failures (or the runs failing some scorer), summed over rows, are more than
+      the accepted rates make plausible, and the reruns of the rows that failed confirm it
+      (diffuse degradation: a hotter model, a safety switch off);
+  (d) with --fail-on-regression, a scorer is significantly worse than the baseline (McNemar p, Holm over the scorers).
+(b) and (c) are the two-stage gate of turngate/verdict/confirm.py: every p-value is an exact Beta-binomial
+tail against the accepted run (its uncertainty included), and stage 2 is one Holm family at
+confirm.ALPHA, so an unchanged version fails at most that often, at any number of trials.
+Flagged but not confirmed: "flaky" (reported, does not fail). Flagged with no reruns to judge:
+judged on stage 1 with a Bonferroni over every candidate test, else "insufficient data".
+Exit 2: nothing to judge (no runs, interrupted, a scorer with no bar).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TypeVar
+
+from pydantic import BaseModel, Field
+
+from turngate.record.results import Record
+from turngate.record.summaries import (
+    CellCounts,
+    FlaggedRow,
+    RunCount,
+    StoredVerdict,
+    Tally,
+    VersionSummary,
+)
+from turngate.verdict.confirm import (
+    ALPHA,
+    ALPHA_ONE_STAGE,
+    ANY,
+    Counts,
+    Judged,
+    accepted_units,
+    aggregate_p,
+    confirm_seeds,
+    expected_failures,
+    judge,
+    screen,
+    unit_label,
+)
+from turngate.verdict.reference import PRIOR, Reference
+from turngate.verdict.stats import beta_binomial_pmf, sum_upper_tails
+
+EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
+# the gate_bar shown: the mean the summed-failures test alone calls a drop at this level (a total
+# is flagged for reruns more liberally, at SCREEN_P_AGG, and on either of its two statistics)
+ALPHA_MEANS = 0.1
+ALPHA_ROWS = ALPHA_RUNS = ALPHA  # the confirmation family's level (names kept for old callers)
+ROW_P_CAP = 0.05
+_T = TypeVar("_T", bound=Tally)
+
+
+class ScorerResult(BaseModel):
+    name: str
+    mean: float | None
+    n: int
+    bar: float | None  # the calibrated bar (thresholds file)
+    gate_bar: float | None = None  # what the mean on the reference rows must reach at this many runs
+    accepted: float | None = None  # the accepted run's mean on the rows and runs judged now
+    p_value: float | None = None  # one-sided: this many failures or more under the accepted rates
+    ok: bool | None = None  # None: nothing to check (n/a) or not judged
+    reason: str | None = None
+
+
+RegressedRow = FlaggedRow  # the name earlier versions used
+
+
+class Verdict(StoredVerdict):
+    """decide()'s verdict: the stored verdict (turngate/record/summaries.py) and each scorer's result."""
+    scorers: dict[str, ScorerResult] = Field(default_factory=dict)
+
+
+def _p(p: float) -> str:
+    return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def _counts(passed: int, failed: int, na: int, when: str) -> str:
+    if passed + failed == 0:
+        return f"n/a in all {na} {when}"
+    return f"passed {passed}/{passed + failed}" + (f" (+{na} n/a)" if na else "") + f" {when}"
+
+
+def row_line(row_id: str, scorer: str, ref: list[int], now: list[int], p: float) -> str:
+    """`mass_email / no_forbidden_action: passed 20/20 in the accepted run, failed 1/1 now (p = 0.024)`"""
+    runs_now = sum(now)
+    return (f"{row_id} / {scorer}: {_counts(*ref, 'in the accepted run')}, "
+            f"failed {now[1]}/{runs_now} now (p = {_p(p)})")
+
+
+def mean_test(name: str, cells: dict[str, dict[str, CellCounts]], reference: Reference, alpha: float) -> dict | None:
+    """Failures now against the accepted per-row failure rates, over the rows both have.
+    Under "nothing changed" each row's failures follow a Beta-binomial from its accepted
+    counts (Jeffreys prior: the rate is uncertain, a never-failing row may still fail); the
+    p-value is the exact upper tail of their sum. The bar this implies rises towards the
+    accepted rate as runs are added, so more trials never hide a real drop."""
+    pmfs, expected, failed, applicable = [], 0.0, 0, 0
+    for rid, per in cells.items():
+        ref_row = reference.rows.get(rid)
+        now, ref = per.get(name), ref_row.cells.get(name) if ref_row else None
+        if now is None or ref is None or ref.runs == 0:
+            continue
+        pmfs.append(beta_binomial_pmf(now.runs, ref.failed + PRIOR, ref.runs - ref.failed + PRIOR))
+        expected += now.runs * ref.failed / ref.runs
+        failed += now.failed
+        applicable += now.applicable
+    if applicable == 0:
+        return None
+    cap = min(sum(len(p) - 1 for p in pmfs), max(failed, int(3 * expected) + 12))
+    tails = sum_upper_tails(pmfs, cap)
+    p_value = tails[min(failed, cap)] if failed <= cap else 0.0
+    k_crit = next((k for k in range(cap + 1) if tails[k] <= alpha), cap + 1)  # fewest failures that fail
+    return {"p_value": p_value, "accepted": 1 - expected / applicable, "worse": p_value <= alpha,
+            "gate_bar": 1 - (k_crit - 1) / applicable, "mean": 1 - failed / applicable}
+
+
+def runs_test(summary: Tally, reference: Reference, trials: int, alpha: float = ALPHA_ONE_STAGE) -> dict | None:
+    """The failing-runs total on its own: the runs that failed some scorer, summed over the rows
+    the reference holds, against the exact Beta-binomial sum of their accepted rates. 'worse'
+    means p <= alpha (default: what would fail a gate judged in one stage); the gate itself
+    flags the total at SCREEN_P_AGG, reruns its rows and decides on the reruns."""
+    failed_runs = {rid: v for rid, v in summary.failed_runs.items() if rid in reference.rows}
+    if not failed_runs:
+        return None
+    parts = [(Counts(c.failed, c.runs), accepted_units(reference, rid)[ANY]) for rid, c in failed_runs.items()
+             if ANY in accepted_units(reference, rid)]
+    p = aggregate_p(parts)
+    failed = sum(n.failed for n, _ in parts)
+    expected = expected_failures(parts)
+    note = (f"{failed} of {sum(n.applicable for n, _ in parts)} runs failed some scorer, {expected:.1f} expected "
+            f"from the accepted run (p = {_p(p)})")
+    return {"worse": p <= alpha, "p_value": p, "failed": failed, "expected": expected, "note": note,
+            "reason": f"failing runs: {note}"}
+
+
+def reads_failing(scorers: Iterable[str], reference: Reference | None) -> bool:
+    """Whether decide() and plan_reruns() read a summary's failing runs one by one: only to leave
+    out the scorers the reference does not hold (_without)."""
+    return reference is not None and bool(set(scorers) - reference.scorers())
+
+
+def _without(part: _T, unknown: set[str]) -> _T:
+    """A summary's numbers without these scorers' verdicts."""
+    cells = {rid: {n: c for n, c in per.items() if n not in unknown} for rid, per in part.cells.items()}
+    failed_runs = {rid: RunCount(runs=c.runs, failed=sum(1 for f in part.failing if f.row_id == rid
+                                                          and set(f.failed_scorers or [f.scorer]) - unknown))
+                   for rid, c in part.failed_runs.items()}
+    return part.model_copy(update={"cells": cells, "failed_runs": failed_runs})
+
+
+def _counts_text(c: dict) -> str:
+    return f"{c['failed']}/{c['runs']}"  # the judged detail of turngate/verdict/confirm.py, plain dicts
+
+
+def _flagged(x: Judged) -> FlaggedRow:
+    """One flagged row or aggregate as a verdict line: what the accepted run, this gate and the
+    reruns each showed, and the p that decided."""
+    d = x.detail
+    if x.kind == "row":
+        per = []
+        for u in x.units:
+            part = f"{unit_label(u)} failed {_counts_text(d['accepted'][u])} accepted, {_counts_text(d['first'][u])} now"
+            if u in d["reruns"]:
+                part += f", {_counts_text(d['reruns'][u])} on reruns"
+            per.append(part)
+        text = f"{x.key}: " + "; ".join(per)
+        text += f" (p = {_p(x.p2)})" if x.p2 is not None else f" (p = {_p(x.p1)}, no reruns)"
+        if x.status == "regressed":
+            text = "row regressed: " + text
+        elif x.status == "insufficient data" and x.p2 is not None:
+            text += ": even failing every rerun could not confirm against the accepted rate"
+        return FlaggedRow(row_id=x.key, status=x.status, scorers=list(x.units), accepted=d["accepted"],
+                          first=d["first"], reruns=d["reruns"], p_first=x.p1, p_value=x.p2, line=text)
+    what = unit_label(x.key)
+    first, rr = d["first"], d["reruns"]
+    if d.get("pooled"):
+        text = f"{what}: the reruns of the flagged rows, pooled"
+    else:
+        text = (f"{what}: {first['failed']} failure(s) now where the accepted run makes {first['expected']:g} "
+                f"likely (p = {_p(x.p1)})")
+    if x.p2 is not None:
+        text += (f"; reruns of {d.get('rerun_rows', len(d['rows']))} row(s): {rr['failed']}/{rr['runs']} failed, {rr['expected']:g} "
+                 f"expected" + (f" (p = {_p(d['p_reruns'])}; with stage 1, p = {_p(x.p2)})"
+                                if d.get("p_reruns") is not None else f" (p = {_p(x.p2)})"))
+    if d["rows"]:
+        text += " [" + ", ".join(d["rows"][:3]) + (f" +{len(d['rows']) - 3}" if len(d["rows"]) > 3 else "") + "]"
+    if x.status == "regressed":
+        text = ("failing runs: " if x.key == ANY else "scorer worse: ") + text
+    return FlaggedRow(row_id=x.key, kind="aggregate", status=x.status, scorers=[x.key], accepted={},
+                      first=first, reruns=rr, p_first=x.p1, p_value=x.p2, rows=d["rows"], line=text)
+
+
+def headline(reasons: list[str]) -> str:
+    """`FAIL: 2 rows regressed, 1 scorer below its bar`: what the reasons below it add up to."""
+    kinds = {"row regressed": ("row regressed", "rows regressed"),
+             "bar": ("scorer below its bar", "scorers below their bars"),
+             "scorer worse": ("scorer worse on reruns", "scorers worse on reruns"),
+             "failing runs": ("rise in failing runs", "rises in failing runs"),
+             "regression rule": ("scorer significantly worse than the baseline",
+                                 "scorers significantly worse than the baseline")}
+    counts: dict[str, int] = {}
+    for r in reasons:
+        key = next((k for k in ("row regressed", "scorer worse", "failing runs", "regression rule") if r.startswith(k)),
+                   "bar" if " < bar " in r else "other")
+        counts[key] = counts.get(key, 0) + 1
+    parts = [f"{n} {kinds[k][n != 1]}" if k in kinds else f"{n} other reason(s)" for k, n in counts.items()]
+    return "FAIL: " + ", ".join(parts)
+
+
+def decide(subject: Record | VersionSummary | None, reference: Reference | None = None,
+           registry: dict | None = None, *, comparison: dict | None = None, fail_on_regression: bool = False,
+           interrupted: bool = False, alpha_means: float = ALPHA_MEANS) -> Verdict:
+    """The verdict on one version's summary, or on a Record's candidate (an interrupted record
+    is not judged). None: no summary (nothing ran).
+
+    registry: name -> ScorerSpec with bars (turngate.scoring.scorers.registry); None judges no bars
+    (compare.py: only the comparison decides). reference: the accepted run, or None (bars only)."""
+    if isinstance(subject, Record):
+        interrupted = interrupted or subject.meta.interrupted
+        summary = subject.summary.get(subject.meta.version)
+    elif isinstance(subject, VersionSummary) or subject is None:
+        summary = subject
+    else:
+        raise TypeError(f"decide: a Record or a VersionSummary, not {type(subject).__name__}")
+    if interrupted:
+        return Verdict(exit_code=EXIT_UNJUDGED, line="interrupted: the run did not finish")
+    if summary is None or not summary.runs:
+        return Verdict(exit_code=EXIT_UNJUDGED, line="no runs: nothing to judge")
+    if reference is not None and (unknown := set(summary.scorers) - reference.scorers()):
+        # scorers the reference does not hold (another judge's): the row and failing-runs tests leave them out
+        summary = _without(summary, unknown)
+        if summary.confirmation is not None:
+            summary.confirmation = _without(summary.confirmation, unknown)
+    cells, failed_runs = summary.cells, summary.failed_runs
+    trials = summary.trials or 1
+    reasons: list[str] = []
+    notes: list[str] = []
+    unjudged: list[str] = []
+    results: dict[str, ScorerResult] = {}
+    names = list(summary.scorers)
+    per_scorer_alpha = alpha_means  # the gate_bar shown (ALPHA_MEANS)
+    if registry is not None:
+        unjudged += [f"{n}: no bar" for n in names if n not in registry]
+        unjudged += [f"{n}: no verdicts" for n in registry if n not in summary.scorers]
+    if reference is not None:
+        new = sorted(rid for rid in cells if rid not in reference.rows)
+        if new:
+            notes.append(f"{len(new)} row(s) not in the reference, judged by the bars only: {', '.join(new[:5])}"
+                         + (" ..." if len(new) > 5 else ""))
+    for name in names:
+        s = summary.scorers[name]
+        bar = registry[name].bar if registry is not None and name in registry else None
+        r = ScorerResult(name=name, mean=s.mean, n=s.n, bar=bar)
+        if registry is not None and s.n:
+            r.ok = s.mean >= bar - 1e-12 if bar is not None else None
+            if r.ok is False:
+                r.reason = f"{name}: mean {s.mean:.3f} < bar {bar:.2f}"
+            if reference is not None and (t := mean_test(name, cells, reference, per_scorer_alpha)):
+                # shown, not decided here: a significant drop is a screen (stage 1) that the
+                # reruns must confirm (the aggregate flags below)
+                r.gate_bar, r.accepted, r.p_value = t["gate_bar"], t["accepted"], t["p_value"]
+        if r.reason:
+            reasons.append(r.reason)
+        results[name] = r
+    flagged: list[FlaggedRow] = []
+    confirmation = summary.confirmation
+    if reference is not None and registry is not None:
+        below = {n for n, r in results.items() if r.ok is False}
+        found = screen(cells, failed_runs, reference, trials, below)
+        judged = judge(found, reference, confirmation.cells if confirmation else None,
+                       confirmation.failed_runs if confirmation else None)
+        # a pooled total was not flagged by anything: it is news only when it confirms, and only
+        # when it is more than the rows that regressed on their own
+        regressed_rows = {x.key for x in judged if x.kind == "row" and x.status == "regressed"}
+        flagged = [_flagged(x) for x in judged
+                   if not (x.detail.get("pooled") and (x.status != "regressed" or set(x.detail["rows"]) <= regressed_rows))]
+        for x in flagged:
+            bar = x.kind == "aggregate" and x.row_id in below
+            if bar and confirmation is not None and x.p_value is not None and x.status != "regressed":
+                # a bar breached at stage 1 whose rows pass on reruns as accepted: a fluke, not a red light
+                r = results[x.row_id]
+                reasons.remove(r.reason)
+                r.ok, x.line = None, f"{r.reason} at stage 1, not confirmed: {x.line}"
+                r.reason = None
+            elif bar:
+                if x.status == "regressed":
+                    r, rr = results[x.row_id], x.reruns
+                    confirmed = (f"{r.reason}, confirmed on reruns of {len(x.rows)} row(s): {rr.failed}/{rr.runs} "
+                                 f"failed, {rr.expected:g} expected (p = {_p(x.p_value)})") if rr.runs else r.reason
+                    if x.rows:
+                        confirmed += " [" + ", ".join(x.rows[:3]) + (f" +{len(x.rows) - 3}" if len(x.rows) > 3 else "") + "]"
+                    reasons[reasons.index(r.reason)] = r.reason = confirmed
+                x.status = "regressed"  # a breach with nothing to confirm it by stands (fail closed)
+            elif x.status == "regressed":
+                if x.kind == "aggregate" and x.rows and set(x.rows) <= {y.row_id for y in flagged
+                                                                        if y.kind == "row" and y.status == "regressed"}:
+                    continue  # pooled over rows that each regressed: said once, per row
+                reasons.append(x.line)
+                if x.kind == "aggregate" and x.row_id in results:
+                    results[x.row_id].ok = False
+        if found.family and confirmation is None:
+            why = summary.confirm_skipped or "--no-confirm, or a regrade"
+            notes.append(f"no confirmation reruns ({why}): flagged rows were judged on this gate's runs alone "
+                         f"(Bonferroni over {found.candidates} tests at {ALPHA_ONE_STAGE:g})")
+        if confirmation is not None:
+            notes.append(f"confirmation: {confirmation.rows} flagged row(s) rerun on fresh seeds, "
+                         f"{confirmation.runs} runs"
+                         + (f" (+{confirmation.share:.0%} of the gate's runs)" if confirmation.share else ""))
+        for x in flagged:
+            if x.status != "regressed":
+                notes.append(f"{x.status}: {x.line}")
+    if comparison is not None and fail_on_regression:
+        from turngate.verdict.comparison import regressions
+
+        reasons += regressions(comparison)
+    scope = []
+    if registry is not None:
+        scope.append("every scorer at or above its bar")
+    if reference is not None and registry is not None:
+        scope.append("no row regressed (confirmed on reruns)" if confirmation is not None
+                     else "no row regressed")
+    if comparison is not None and fail_on_regression:
+        scope.append(f"none significantly worse than {comparison['baseline']}")
+    if unjudged:
+        return Verdict(exit_code=EXIT_UNJUDGED, line="cannot judge: " + "; ".join(unjudged), reasons=unjudged,
+                       scorers=results, notes=notes)
+    if reasons:
+        code, line = EXIT_FAIL, "\n".join([headline(reasons)] + reasons)
+    elif comparison is not None and registry is None and not fail_on_regression:
+        from turngate.verdict.comparison import regressions
+
+        worse = regressions(comparison)
+        code = EXIT_PASS
+        line = (f"{len(worse)} scorer(s) significantly worse (not failing: no --fail-on-regression)" if worse
+                else f"PASS: no scorer significantly worse than {comparison['baseline']} (Holm, family-wise 0.05)")
+    else:
+        code, line = EXIT_PASS, "PASS: " + ("; ".join(scope) or "nothing to judge against")
+    if registry is not None and reference is None:
+        notes.append("no reference: judged by the bars only")
+    return Verdict(exit_code=code, line=line, reasons=reasons, scorers=results, notes=notes,
+                   regressed=[x for x in flagged if x.status == "regressed"],
+                   flaky=[x for x in flagged if x.status == "flaky"],
+                   insufficient=[x for x in flagged if x.status == "insufficient data"],
+                   confirmation=confirmation)
+
+
+def plan_reruns(summary: VersionSummary | None, reference: Reference | None, seeds: list[int], *,
+                fixed: int | None = None, below_bar: Iterable[str] = ()) -> dict[str, list[int]]:
+    """Stage 2's plan: row id -> the fresh seeds to rerun it on, from stage 1's numbers, as
+    decide() will judge them (the same scorers left out, the same screen). Empty: nothing flagged."""
+    if reference is None or summary is None or not summary.runs:
+        return {}
+    if unknown := set(summary.scorers) - reference.scorers():
+        summary = _without(summary, unknown)
+    found = screen(summary.cells, summary.failed_runs, reference, summary.trials or 1, set(below_bar))
+    if not found.reruns:
+        return {}
+    ks = {rid: fixed or k for rid, k in found.reruns.items()}
+    fresh = confirm_seeds(seeds, set(seeds) | set(reference.seeds), max(ks.values()))
+    return {rid: fresh[:k] for rid, k in sorted(ks.items())}
+
+
+def apply(summary: VersionSummary, verdict: Verdict) -> None:
+    """Copy each scorer's decision into the summary the tables and the report print."""
+    for name, r in verdict.scorers.items():
+        s = summary.scorers.get(name)
+        if s is not None:
+            s.ok, s.gate_bar, s.accepted, s.p_value = r.ok, r.gate_bar, r.accepted, r.p_value
+
+
+def stored(verdict: Verdict) -> StoredVerdict:
+    """What a results file keeps as its verdict: all but the per-scorer results (apply() put
+    those in the summary)."""
+    return StoredVerdict.model_validate(verdict.model_dump(exclude={"scorers"}))
+
+
+def job_label(record, version: str) -> str:
+    """The job name runs of this version were made by (refund-agent@v3), for titles."""
+    return next((r.job for r in record.runs if r.version == version), version)
