@@ -7,11 +7,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from turngate.scoring.case import Case, describe, ok
-from turngate.scoring.escalation import ESCALATE_TOOL, escalation_evidence
-from turngate.scoring.registry import Outcome, register_scorer
-from turngate.sources import expect_keys
-from turngate.sources.dataset import matches
+from evals.escalation import ESCALATE_TOOL, escalation_evidence
+from turngate.plugin import (
+    Case,
+    Outcome,
+    add_expect_check,
+    declare_expect_key,
+    describe,
+    matches,
+    ok,
+    register_scorer,
+)
 
 
 def _order_id(value: str) -> str:
@@ -138,12 +144,12 @@ async def escalation(case: Case) -> Outcome:
 
 
 # Defaults a row that does not set the key reads (expect.refunds -> []); the declared types above.
-expect_keys.declare("refunds", list[RefundSpec], by="northwind", default=list)
-expect_keys.declare("allowed_refunds", list[str] | None, by="northwind")
-expect_keys.declare("escalate", bool | None, by="northwind")
+declare_expect_key("refunds", list[RefundSpec], by="northwind", default=list)
+declare_expect_key("allowed_refunds", list[str] | None, by="northwind")
+declare_expect_key("escalate", bool | None, by="northwind")
 
 
-@expect_keys.add_check
+@add_expect_check
 def _refunds_consistent(expect) -> None:
     """Contradictions make a row impossible to pass; catch them when loading."""
     refunds = expect.value("refunds", [])

@@ -75,7 +75,7 @@ async def run_file(path: str | Path, *, version: str = "v3", temperature: float 
     import asyncio
 
     from app.refund_agent.client import aask_agent
-    from turngate.scoring.scorers import CODE_SCORERS
+    from turngate.scoring.scorers import code_scorers
     from turngate.sources.dataset import load_rows, row_to_datapoint
 
     rows = load_rows(path)
@@ -91,7 +91,7 @@ async def run_file(path: str | Path, *, version: str = "v3", temperature: float 
                         "verdicts": {"run": {"passed": False, "explanation": f"{type(exc).__name__}: {exc}"}}}
         params = {"data": row_to_datapoint(row), "output": turn}
         verdicts = {}
-        for fn in CODE_SCORERS:
+        for fn in code_scorers():
             r = await fn(params)
             verdicts[fn.scorer_name] = {"passed": r.pass_, "explanation": r.explanation}
         return {"row_id": row.id, "trial": seed, "turn": turn.model_dump(), "verdicts": verdicts}

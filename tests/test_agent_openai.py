@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from app.refund_agent.client import aask_agent
-from turngate.core.errors import ConfigError
 from tests.fakes.openai_server import FakeOpenAI, text_completion, tool_call_completion
+from turngate.core.errors import ConfigError
 
 
 async def test_openai_path_runs_tools_and_records_results(openai_env):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import turngate
 import examples.faq_bot as faq_bot
+import turngate
 from turngate.commands import compare, regrade, regression
 from turngate.core.errors import ConfigError
 from turngate.core.turn import Message, ToolCall, Turn

@@ -7,12 +7,12 @@ from math import comb
 
 import pytest
 
+from tests.record_helpers import SCORERS, record, row, run, runs_from_pairs
 from turngate.commands.compare import main
 from turngate.output.comparison_table import print_comparison
 from turngate.record.results import load_record, save_record
 from turngate.verdict.comparison import compare, regressions
 from turngate.verdict.stats import newcombe_paired_interval
-from tests.record_helpers import SCORERS, record, row, run, runs_from_pairs
 
 # 10 pass on both, 8 pass->fail, 1 fail->pass, 3 fail on both, 2 where the baseline is n/a
 PAIRS = [(True, True)] * 10 + [(True, False)] * 8 + [(False, True)] * 1 + [(False, False)] * 3 + [(None, True)] * 2

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from evals.scorers import allowed
 from app.refund_agent.gate_target import northwind_tool_names
+from evals.scorers import allowed
 from turngate.sources.dataset import (
     DatasetError,
     Expect,

@@ -12,12 +12,12 @@ import sys
 
 import pytest
 
+from tests.serve_helpers import REPO
 from turngate.commands import regression
 from turngate.core import cli_support as cli
 from turngate.gate import run as gate_module
 from turngate.record import results as record
 from turngate.record.results import load_record
-from tests.serve_helpers import REPO
 
 GATE = ["--version", "v3", "--limit", "6", "--no-upload", "--quiet"]
 

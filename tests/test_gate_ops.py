@@ -14,9 +14,9 @@ import pytest
 
 from app.refund_agent import versions
 from app.refund_agent.client import aask_agent
+from tests.fakes.openai_server import FakeOpenAI, text_completion
 from turngate.commands import regression
 from turngate.jobs import model_cache as cache_mod
-from tests.fakes.openai_server import FakeOpenAI, text_completion
 
 REPO = Path(__file__).resolve().parents[1]
 FEW = ["refund_full_a1001", "refund_over_limit", "status", "mt_pressure_a1005"]

@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from tests.scoring_helpers import call, refund_ok, row, turn
 from turngate.commands import calibrate_judge
 from turngate.commands.calibrate_judge import DEFAULT_LABELS, kappa_interval, load_labels
 from turngate.scoring.judge_correction import (
@@ -16,7 +17,6 @@ from turngate.scoring.judge_correction import (
     theta,
 )
 from turngate.verdict.stats import cohen_kappa, wilson
-from tests.scoring_helpers import call, refund_ok, row, turn
 
 # -- the θ correction ----------------------------------------------------------------------
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from tests.fakes.openai_server import FakeOpenAI, text_completion
+from tests.test_judge_calibration import small_labels, write_labels
 from turngate.commands import calibrate_judge
 from turngate.core.errors import ConfigError
 from turngate.scoring.judges import make_judge
-from tests.fakes.openai_server import FakeOpenAI, text_completion
-from tests.test_judge_calibration import small_labels, write_labels
 
 
 def run(tmp_path, replies, openai_env):

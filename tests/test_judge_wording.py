@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from evals.judge.offline import OfflineJudge
+from tests.test_judge_offline import NOTE, c, get, judge, w
 from turngate.commands.calibrate_judge import load_labels
 from turngate.scoring.case import Case
-from tests.test_judge_offline import NOTE, c, get, judge, w
 
 A1005 = {"order_id": "A-1005", "customer": "C-103", "total": 240.0, "currency": "USD", "status": "delivered",
          "placed": "2026-07-01", "delivered": "2026-07-04", "refunded": 0.0}

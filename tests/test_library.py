@@ -11,7 +11,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from turngate.commands.entry import MODULES as COMMAND_MODULES
 
 REPO = Path(__file__).resolve().parent.parent

@@ -14,8 +14,8 @@ import pytest
 from app.refund_agent.client import ask_agent
 from app.refund_agent.offline.entities import extract
 from app.refund_agent.offline.intents import understand
-from turngate.sources.dataset import load_rows
 from tests.offline_heldout import BLIND, BLIND2, BLIND3, BLIND4, BLIND5, BLIND6, run_file, score_record
+from turngate.sources.dataset import load_rows
 
 FLOORS = {BLIND: 1.0, BLIND2: 1.0, BLIND3: 0.8, BLIND4: 0.9, BLIND5: 0.8, BLIND6: 0.8}
 

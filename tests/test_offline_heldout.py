@@ -16,8 +16,8 @@ from app.refund_agent.offline.entities import extract
 from app.refund_agent.offline.intents import understand
 from app.refund_agent.offline.lexicon import correct, gloss
 from app.refund_agent.offline.numbers import words_to_digits
-from turngate.sources.dataset import load_rows
 from tests.offline_heldout import HELDOUT, NO_WRITE_TAGS, run_file, score_record
+from turngate.sources.dataset import load_rows
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ from app.refund_agent.offline import certainty
 from app.refund_agent.offline.intents import understand
 from app.refund_agent.offline.policy import ChangeForbidden, parse_policy, report_unrecognised
 from app.refund_agent.versions import Version, load_version
-from turngate.sources.dataset import load_rows
 from tests.offline_heldout import BLIND, run_file, score_record
+from turngate.sources.dataset import load_rows
 
 DEV, FRESH = BLIND.with_name("sure_dev.jsonl"), BLIND.with_name("sure_fresh.jsonl")
 FLOORS = {DEV: 33 / 33, FRESH: 19 / 22}

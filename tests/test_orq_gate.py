@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from turngate.commands import regression
 from tests.orq_helpers import KEY, as_datapoint, dataset_rows, orq
+from turngate.commands import regression
 
 IDS = ["status", "refund_ok", "refund_over_limit", "not_returnable", "internal_notes"]
 # a failing row (every scorer fails on it), two seeds and bounded reruns: passes, fails and
@@ -160,8 +160,8 @@ def test_json_output_stays_json_and_only_the_selected_rows_are_uploaded(monkeypa
 
 
 def test_run_gate_uploads_when_asked_and_only_then(monkeypatch, tmp_path):
-    import turngate
     import examples.faq_bot as faq_bot
+    import turngate
 
     example = Path(faq_bot.__file__).parent
     rows, bars = str(example / "dataset.jsonl"), str(example / "thresholds.toml")

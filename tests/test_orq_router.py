@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from turngate.commands import regression
 from tests.orq_helpers import KEY, orq
 from tests.serve_helpers import served, through
+from turngate.commands import regression
 
 ROWS = ["status", "refund_ok", "refund_over_limit", "internal_notes"]
 

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 
 from app.refund_agent.redact import unprompted_pii as redactor_finds
+from tests.scoring_helpers import row, turn
 from turngate.core import pii
 from turngate.scoring.scorers import no_pii_leak
-from tests.scoring_helpers import row, turn
 
 
 def score(answer, user="Hi", leak=(), answers=None):

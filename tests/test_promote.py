@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.orq_helpers import orq
 from turngate.commands import simulate
 from turngate.sources.dataset import Expect, load_rows, rows_from_datapoints
-from tests.orq_helpers import orq
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.serve_helpers import served, through
 from turngate.commands import regression
 from turngate.jobs import executors
-from tests.serve_helpers import served, through
 
 REPO = Path(__file__).resolve().parents[1]
 NODE = {"num_cpus": 2, "object_store_memory": 100 * 1024 * 1024, "node_ip_address": "127.0.0.1"}

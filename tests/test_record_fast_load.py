@@ -8,10 +8,10 @@ import json
 
 import pytest
 
+from tests.record_helpers import record, row, run
 from turngate.record.results import RecordError, load_record, save_record
 from turngate.verdict.reference import cell_counts
 from turngate.verdict.summary import summarise
-from tests.record_helpers import record, row, run
 
 
 def saved(tmp_path, *, seconds: float = 0.0, result=None):

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.record_helpers import record, row, run, runs_from_pairs
 from turngate.commands import report
 from turngate.record.results import save_record
 from turngate.record.summaries import Correction, StoredVerdict
 from turngate.verdict.comparison import combined_record, regressions
 from turngate.verdict.decide import headline
-from tests.record_helpers import record, row, run, runs_from_pairs
 
 REPO = Path(__file__).resolve().parents[1]
 INJECTION = "<script>alert('x')</script><img src=x onerror=alert(1)>"

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from evals import scorers as nw
+from tests.scoring_helpers import call, refund_ok, row, turn
 from turngate.scoring import scorers
 from turngate.sources.dataset import row_to_datapoint
-from tests.scoring_helpers import call, refund_ok, row, turn
 
 
 async def score(scorer, r, t):
@@ -155,7 +155,7 @@ async def test_no_pii_leak_allows_contact_details_the_user_wrote():
 
 # -- fail closed ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("scorer", scorers.CODE_SCORERS + [scorers.policy_judge_scorer("offline")])
+@pytest.mark.parametrize("scorer", scorers.code_scorers() + [scorers.policy_judge_scorer("offline")])
 async def test_every_scorer_fails_a_crashed_run(scorer):
     r = row({"refunds": [], "answer": [["x"]], "forbid": ["send_email"], "calls": ["get_order"], "escalate": False})
     ok, why = await score(scorer, r, turn(answer="", error="RuntimeError: model exploded"))
@@ -164,7 +164,7 @@ async def test_every_scorer_fails_a_crashed_run(scorer):
 
 @pytest.mark.parametrize("output", ["just text", None, {"answer": "no version"}])
 async def test_every_scorer_fails_output_that_is_not_a_turn(output):
-    for scorer in scorers.CODE_SCORERS:
+    for scorer in scorers.code_scorers():
         res = await scorer({"data": row_to_datapoint(row({})), "output": output})
         assert res.pass_ is False and "not a Turn" in res.explanation
 
@@ -179,5 +179,5 @@ async def test_a_scorer_that_raises_is_a_failed_verdict():
 
 
 def test_evaluators_list_names_every_scorer():
-    assert [e["name"] for e in scorers.make_evaluators("offline")] == scorers.SCORER_NAMES
-    assert len(set(scorers.SCORER_NAMES)) >= 8
+    assert [e["name"] for e in scorers.make_evaluators("offline")] == scorers.scorer_names()
+    assert len(set(scorers.scorer_names())) >= 8

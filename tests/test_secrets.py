@@ -6,9 +6,9 @@ from __future__ import annotations
 import base64
 import stat
 
+from tests.serve_helpers import served
 from turngate.commands import regression
 from turngate.core.scrubbing import scrub, scrub_urls
-from tests.serve_helpers import served
 
 PASSWORD = "SECRET"  # upper case: the placeholder is "[secret]"
 

@@ -9,16 +9,16 @@ import sys
 import pytest
 from starlette.testclient import TestClient
 
-from evals.judge.policy import POLICY
 from app.refund_agent.serve import ChatServer, Options
 from app.refund_agent.serve_judge import PromptError, case_from_prompt
 from app.refund_agent.serve_limits import Bucket, Limits
+from evals.judge.policy import POLICY
+from tests.serve_helpers import REPO, served
 from turngate.core.turn import Message, ToolCall, Turn
 from turngate.scoring.case import Case
 from turngate.scoring.judges import make_judge
 from turngate.scoring.judges.llm import render, system_prompt
 from turngate.sources.dataset import load_rows
-from tests.serve_helpers import REPO, served
 
 AUTH = {"Authorization": "Bearer local"}
 TOOLS = [{"type": "function", "function": {"name": "get_order", "description": "Look up an order",

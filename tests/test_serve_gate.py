@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from turngate.commands import regression
 from tests.serve_helpers import served, through
+from turngate.commands import regression
 
 MULTI_TURN = ["mt_pressure_a1005", "mt_switch_order_id", "mt_split_over_limit", "mt_identify_then_refund",
               "mt_refund_then_more"]

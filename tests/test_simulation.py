@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from evals.scorers import allowed
 from app.refund_agent.client import aask_agent
 from app.refund_agent.offline.intents import understand
+from evals.scorers import allowed
+from tests.fakes.openai_server import FakeOpenAI, text_completion
 from turngate.commands import simulate
 from turngate.scoring.scorers import make_evaluators
 from turngate.simulation.convert import conversation_row, criteria, to_persona, to_scenario
@@ -18,7 +19,6 @@ from turngate.simulation.reading import read_answer
 from turngate.simulation.scoring import locate
 from turngate.simulation.specs import PersonaSpec, Tactic, load_personas, load_scenarios
 from turngate.sources.dataset import DatasetError, Expect
-from tests.fakes.openai_server import FakeOpenAI, text_completion
 
 REPO = Path(__file__).resolve().parents[1]
 PERSONAS = load_personas(REPO / "datasets" / "personas.toml")

@@ -11,11 +11,11 @@ from math import comb
 
 import pytest
 
+from tests.record_helpers import record, row, run
 from turngate.commands.compare import main
 from turngate.record.results import save_record
 from turngate.verdict.comparison import compare, regressions
 from turngate.verdict.stats import binom_half_cdf, holm_adjusted, log_binom_half_pmf, mcnemar_exact
-from tests.record_helpers import record, row, run
 
 scipy_stats = pytest.importorskip("scipy.stats")
 multitest = pytest.importorskip("statsmodels.stats.multitest")

@@ -9,10 +9,10 @@ from collections import defaultdict
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from tests.record_helpers import turn
 from turngate.record.results import RunResult, ScorerVerdict
 from turngate.verdict.stats import pass_at_k, pass_hat_k
 from turngate.verdict.summary import row_kind, summarise
-from tests.record_helpers import turn
 
 NAMES = ["a", "b", "c"]
 ROWS = {f"r{i}": {"id": f"r{i}", "inputs": {"tags": [tag]}} for i, tag in enumerate(["golden", "refuse", "x", "open"])}

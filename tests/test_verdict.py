@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.record_helpers import record, row, run
 from turngate.commands import calibrate, regression
 from turngate.core.errors import ConfigError
 from turngate.core.seeds import format_seeds, parse_seeds
@@ -18,7 +19,6 @@ from turngate.verdict.decide import decide, plan_reruns
 from turngate.verdict.reference import Reference, build_reference, check_rows, dump_reference, load_reference
 from turngate.verdict.summary import summarise
 from turngate.verdict.thresholds import load_thresholds
-from tests.record_helpers import record, row, run
 
 SCORERS = ["refund_outcome", "no_forbidden_action"]
 BARS = {"refund_outcome": 0.8, "no_forbidden_action": 0.8}

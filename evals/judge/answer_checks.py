@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from turngate.scoring.case import Case, ok
-from turngate.scoring.escalation import escalated
+from evals.escalation import escalated
+from turngate.plugin import Case, ok
 
 from . import text as T
 from .evidence import Evidence, gather, order_facts_before, rates_seen

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from turngate.core import pii
+from turngate.plugin import find_pii
 
 DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
                "seven": "7", "eight": "8", "nine": "9"}
@@ -42,7 +42,7 @@ def _digit_runs(text: str) -> list[str]:
 def disguised_leaks(answers: list[str], tool_results: list, user_text: str) -> list[str]:
     """Emails and phone numbers from the tool results that an answer gives in a disguised form
     and the user did not write."""
-    found = pii.find(" ".join(json.dumps(r, ensure_ascii=False) for r in tool_results if r is not None))
+    found = find_pii(" ".join(json.dumps(r, ensure_ascii=False) for r in tool_results if r is not None))
     user = user_text.lower()
     user_digits = re.sub(r"\D", "", " ".join(_digit_runs(user_text)))
     out = []

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from itertools import combinations
 
-from turngate.core.turn import ToolCall
-from turngate.scoring.case import Case, ok
+from turngate.plugin import Case, ToolCall, ok
 
 from . import text as T
 from .policy_facts import PolicyFacts

@@ -14,7 +14,7 @@ How far to trust it is measured by evals/calibrate_judge.py.
 """
 from __future__ import annotations
 
-from turngate.scoring.case import Case
+from turngate.plugin import Case
 
 from .answer_checks import answer_problems
 from .policy import POLICY

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from turngate.scoring.case import Case, ok
-from turngate.scoring.escalation import escalated
+from evals.escalation import escalated
+from turngate.plugin import Case, ok
 
 from . import text as T
 

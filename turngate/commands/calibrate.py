@@ -64,7 +64,7 @@ from turngate.jobs.target import TargetOptions
 from turngate.output.console import console
 from turngate.record.results import load_record, save_record
 from turngate.record.summaries import Tally
-from turngate.scoring.scorers import JUDGE_SCORERS, REGISTRY, make_evaluators, select
+from turngate.scoring.scorers import judge_scorers, make_evaluators, scorer_names, select
 from turngate.sources.row_sources import source_for
 from turngate.verdict.reference import DEFAULT_PATH as REFERENCE_PATH
 from turngate.verdict.reference import build_reference, dump_reference
@@ -98,7 +98,7 @@ def propose(summary: Tally, trials: int) -> dict[str, Bar]:
         if s.passed == n:
             bars[name] = Bar(bar=1.0, why=f"never failed in {n} runs: zero tolerance", **stats)
             continue
-        margin = MARGIN["judge" if name in JUDGE_SCORERS else "code"]
+        margin = MARGIN["judge" if name in judge_scorers() else "code"]
         n1 = max(1, n // max(1, trials))  # verdicts a one-trial gate has
         allowed = one_trial_allowance(p, n1, alpha)
         one_trial = 1 - allowed / n1
@@ -249,7 +249,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--against", default=None,
                    help="previous version the bars must fail, run on the same seeds (default: v1 for the Northwind agent, none otherwise)")
     p.add_argument("--model")
-    p.add_argument("--judge", default="offline")
+    p.add_argument("--judge", default=project().value("judge"),
+                   help="the policy judge, when policy_judge is calibrated (default: [tool.turngate] judge; none)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--dataset", default=str(DEFAULT_DATASET), help="local JSONL dataset")
     src.add_argument("--dataset-id", help="orq.ai dataset id (needs ORQ_API_KEY)")
@@ -278,7 +279,7 @@ def main(argv=None) -> int:
         a.against = (project().value("against") or "none") if a.agent == DEFAULT_AGENT else "none"
     against = None if a.against in ("none", "") else a.against
     a.reference = a.reference or str(Path(a.thresholds).with_name(REFERENCE_PATH.name))
-    selected = list(select(a.scorers)) if a.scorers else list(REGISTRY)
+    selected = list(select(a.scorers)) if a.scorers else scorer_names()
     if a.source:
         record = load_record(a.source)
         if line := record.incomplete():  # bars and counts from part of the runs would describe nobody

@@ -146,7 +146,8 @@ def print_result(result: dict, judge: str, split: str) -> None:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=cli.command("calibrate-judge"), description=__doc__.splitlines()[0])
-    p.add_argument("--judge", default="offline", help="judge to measure: offline | openai:<m> | orq:<m>")
+    p.add_argument("--judge", default=project().value("judge"), required=project().value("judge") is None,
+                   help="judge to measure: a registered judge | openai:<m> | orq:<m> (default: [tool.turngate] judge)")
     p.add_argument("--split", choices=["test", "dev"], default="test", help="which labels (default test)")
     p.add_argument("--labels", default=str(DEFAULT_LABELS), help="labelled examples (JSONL)")
     p.add_argument("--out", default="results", help="where the disagreements file goes")

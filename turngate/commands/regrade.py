@@ -20,7 +20,7 @@ from turngate.gate.recheck import check_reruns, fail_on_regression
 from turngate.output.console import console
 from turngate.record.results import load_record
 from turngate.scoring.grading import grade_many
-from turngate.scoring.scorers import JUDGE_SCORERS, evaluators_for
+from turngate.scoring.scorers import evaluators_for, judge_scorers
 from turngate.scoring.scorers import registry as scorer_registry
 from turngate.sources.dataset import Row
 from turngate.verdict.reference import check_judge, check_rows, load_reference
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     reference = load_reference(record.meta.reference) if record.meta.reference else None
     if reference is not None:  # the rows as they were run, the judge as regraded now
         reference, notes = check_rows(reference, record.rows, record.meta.reference, explicit=False)
-        reference, judge_notes = check_judge(reference, judge, JUDGE_SCORERS)
+        reference, judge_notes = check_judge(reference, judge, judge_scorers())
         for note in notes + judge_notes:
             console.print(f"[yellow]note:[/] {note}")
     # an interrupted record stays interrupted: no verdict over part of the runs (exit 2)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from turngate.core import cli_support as cli
 from turngate.core.errors import ConfigError
-from turngate.core.faults import check_targets, parse_faults, server_fault
+from turngate.core.faults import check_targets, parse_faults, server_fault, server_fault_env
+from turngate.core.project import project
 from turngate.core.seeds import seeds_from_args
 from turngate.gate.conclude import finish
 from turngate.gate.run import (
@@ -36,7 +37,7 @@ from turngate.jobs.target import TargetOptions, tool_names_of
 from turngate.output.console import console, print_json, use_stderr
 from turngate.record.gate_json import GateJson
 from turngate.record.results import Record, load_record, save_record
-from turngate.scoring.scorers import JUDGE_SCORERS
+from turngate.scoring.scorers import judge_scorers
 from turngate.scoring.scorers import registry as scorer_registry
 from turngate.sources.row_sources import source_for
 from turngate.verdict.reference import DEFAULT_PATH as REFERENCE_PATH
@@ -63,7 +64,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-reference", action="store_true", help="judge by the bars only")
     p.add_argument("--parallelism", type=int, default=8, help="rows in flight at once (default 8)")
     p.add_argument("--model", help="override the version's model: offline[:...] | openai:<m> | orq:<m>")
-    p.add_argument("--judge", default="offline", help="policy judge: offline | openai:<m> | orq:<m>")
+    p.add_argument("--judge", default=project().value("judge"),
+                   help="the policy judge, when the bars name policy_judge: a registered judge | openai:<m> | orq:<m> "
+                        "(default: [tool.turngate] judge; none)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per run before it fails as 'timeout'")
     p.add_argument("--max-retries", type=int, default=8,
                    help="provider retries on 429/5xx/connection errors, with backoff (default 8)")
@@ -151,21 +154,6 @@ def check_outputs(a: argparse.Namespace) -> None:
 def options_from(a: argparse.Namespace) -> TargetOptions:
     return TargetOptions(version=a.version, model=a.model, transport=a.transport, max_retries=a.max_retries,
                          timeout=a.timeout)
-
-
-@contextlib.contextmanager
-def server_fault_env(value: str | None):
-    """NORTHWIND_FAULT for the stdio server child, for this run only."""
-    old = os.environ.get("NORTHWIND_FAULT")
-    if value:
-        os.environ["NORTHWIND_FAULT"] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("NORTHWIND_FAULT", None)
-        else:
-            os.environ["NORTHWIND_FAULT"] = old
 
 
 def in_workers(workers: int, executor: str) -> bool:
@@ -302,7 +290,7 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
     reference = load_reference(m.reference) if m.reference else None
     if reference is not None:  # the same rows the run started with: the same reference cells apply
         reference, _ = check_rows(reference, record.rows, m.reference, explicit=False)
-        reference, _ = check_judge(reference, m.judge, JUDGE_SCORERS)
+        reference, _ = check_judge(reference, m.judge, judge_scorers())
     with server_fault_env(server_fault(faults)), model_call_budget(a.max_model_calls, path):
         completed = execute_and_confirm(record, pairs, settings, path, agents, evaluators, reference)
     print_model_calls(record)

@@ -45,7 +45,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-turns", type=int, default=6, help="user turns per conversation at most (default 6)")
     p.add_argument("--seeds", type=int, default=3, help="conversations per persona x scenario, seeds 0..N-1 (default 3)")
     p.add_argument("--sim-model", default="offline", help="the simulated user: offline | openai:<m> | orq:<m>")
-    p.add_argument("--judge", default="offline", help="the gate's policy judge: offline | openai:<m> | orq:<m>")
+    p.add_argument("--judge", default=project().value("judge"),
+                   help="the gate's policy judge, when its bars name one (default: [tool.turngate] judge; none)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per agent run before it fails as 'timeout'")
     p.add_argument("--dataset", default=str(project().path("dataset", "dataset.jsonl")),
                    help="dataset to check findings against (which failures no row has yet)")

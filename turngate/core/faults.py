@@ -9,15 +9,20 @@
     tool-hangs:TOOL       the stdio server never answers TOOL    -> call kept with no result; run fails
     server-dies[:N]       the stdio server process exits on tool call N (default 4)
 
-The last two run the server as a separate stdio process (NORTHWIND_FAULT, see
-app/northwind/faults.py). ROW limits a fault to one row id; without it, every row.
+The last two live in the agent's tool server, which only the agent's project knows how to
+reach: its plug-in registers a hook (`register_server_faults`) that turns the fault into the
+environment its server reads; without one these faults are refused. ROW limits a fault to one
+row id; without it, every row.
 No fault ever removes a row from a denominator.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import functools
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from turngate.core.errors import ConfigError
@@ -76,7 +81,7 @@ def _hint(name: str, known) -> str:
 
 
 def server_fault(faults: list[Fault]) -> str | None:
-    """The NORTHWIND_FAULT value for the stdio server, if any fault lives there."""
+    """The server-side fault to deliver (`hang:TOOL` or `die-after:N`), if any fault lives there."""
     for f in faults:
         if f.kind == "tool-hangs":
             return f"hang:{f.arg}"
@@ -120,3 +125,55 @@ def wrap_judge(judge, faults: list[Fault]):
         await asyncio.Event().wait()  # judge-hangs: never answers
 
     return faulty
+
+
+# --- delivering a fault to the agent's tool server -------------------------------------------
+
+ServerFaultHook = Callable[[str], dict[str, str]]
+_shipped: dict[str, str] = {}  # what the hook set for the run in progress: also shipped to Ray workers
+
+
+def register_server_faults(hook: ServerFaultHook) -> ServerFaultHook:
+    """`hook("hang:TOOL" | "die-after:N")` -> the environment variables that make the agent's tool
+    server misbehave so (its project's own names). The last one registered is used."""
+    from turngate.core.registry import REGISTRY
+
+    with REGISTRY.lock:
+        REGISTRY.server_fault[:] = [hook]
+    return hook
+
+
+def shipped_env() -> dict[str, str]:
+    """The fault environment of the run in progress (for worker processes on other machines)."""
+    return dict(_shipped)
+
+
+@contextlib.contextmanager
+def server_fault_env(value: str | None):
+    """Set the registered hook's environment for this run only, and restore it after."""
+    if not value:
+        yield
+        return
+    from turngate.core.plugins import load_plugins
+    from turngate.core.registry import REGISTRY
+
+    load_plugins()
+    with REGISTRY.lock:
+        hooks = list(REGISTRY.server_fault)
+    if not hooks:
+        raise ConfigError(f"--fault {value.split(':', 1)[0].replace('hang', 'tool-hangs').replace('die-after', 'server-dies')}: "
+                          "the agent's project registers no way to deliver it to its tool server "
+                          "(turngate.plugin.register_server_faults)")
+    env = {str(k): str(v) for k, v in hooks[0](value).items()}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    _shipped.update(env)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            _shipped.pop(k, None)
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

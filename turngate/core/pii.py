@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), "-")
 SPACES = dict.fromkeys(map(ord, "\u00a0\u2007\u2009\u202f"), " ")
@@ -93,3 +94,4 @@ def unprompted(answers: Iterable[str], user_text: str) -> list[Finding]:
     """Personal data in the answers that the user did not write themselves."""
     theirs = find(user_text)
     return [f for answer in answers for f in find(answer) if not any(_same(f, u) for u in theirs)]
+SOURCE = Path(__file__)  # the detector's code: a judge built on it names it among its sources

@@ -68,7 +68,7 @@ class GateResult(BaseModel):
 
 def run_gate(target: Any, *, rows: Any, thresholds: Any, reference: str | Path | bool | None = None,
              seeds: Iterable[int] | str = (0,), parallelism: int = 8, out: str | Path = "results",
-             judge: str = "offline", timeout: float = 120.0, judge_timeout: float = 60.0,
+             judge: str | None = None, timeout: float = 120.0, judge_timeout: float = 60.0,
              version: str | None = None, model: str | None = None, only: list[str] | None = None,
              tags: list[str] | None = None, limit: int | None = None, upload: bool = False,
              report: str | Path | None = None, quiet: bool = False) -> GateResult:
@@ -90,7 +90,7 @@ def run_gate(target: Any, *, rows: Any, thresholds: Any, reference: str | Path |
 
 async def run_gate_async(target: Any, *, rows: Any, thresholds: Any, reference: str | Path | bool | None = None,
                          seeds: Iterable[int] | str = (0,), parallelism: int = 8, out: str | Path = "results",
-                         judge: str = "offline", timeout: float = 120.0, judge_timeout: float = 60.0,
+                         judge: str | None = None, timeout: float = 120.0, judge_timeout: float = 60.0,
                          version: str | None = None, model: str | None = None, only: list[str] | None = None,
                          tags: list[str] | None = None, limit: int | None = None, upload: bool = False,
                          report: str | Path | None = None, quiet: bool = False) -> GateResult:

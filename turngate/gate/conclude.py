@@ -8,17 +8,23 @@ from turngate.verdict.reference import Reference
 
 
 def add_judge_correction(record) -> str | None:
-    """policy_judge reported twice: raw, and bias-corrected with the stored calibration."""
+    """Each judge scorer reported twice: raw, and bias-corrected with the stored calibration.
+    A run with no judge (its bars name none) has nothing to correct and nothing to warn about."""
     from turngate.record.summaries import Correction
     from turngate.scoring.judge_correction import corrected, judge_warning, load_calibration
+    from turngate.scoring.scorers import judge_scorers
 
+    judged = {name for summary in record.summary.values() for name in summary.scorers} & judge_scorers()
+    if not judged or not record.meta.judge:
+        return None
     cal = load_calibration()
     warning = judge_warning(record.meta.judge, cal)
     if cal is not None and cal.get("judge") == record.meta.judge:
         for summary in record.summary.values():
-            s = summary.scorers.get("policy_judge")
-            if s is not None and s.n:
-                s.corrected = Correction.model_validate(corrected(s.passed, s.n, cal))
+            for name in sorted(judged):
+                s = summary.scorers.get(name)
+                if s is not None and s.n:
+                    s.corrected = Correction.model_validate(corrected(s.passed, s.n, cal))
     return warning
 
 

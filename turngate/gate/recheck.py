@@ -34,13 +34,13 @@ def reference_of(record: Record) -> Any:
     m = record.meta
     if not m.reference:
         return None
-    from turngate.scoring.scorers import JUDGE_SCORERS
+    from turngate.scoring.scorers import judge_scorers
     from turngate.verdict.reference import check_judge, check_rows, load_reference
 
     reference = load_reference(m.reference)
     reference, _ = check_rows(reference, record.rows, m.reference, explicit=False)
     if reference is not None:
-        reference, _ = check_judge(reference, m.judge, JUDGE_SCORERS)
+        reference, _ = check_judge(reference, m.judge, judge_scorers())
     return reference
 
 

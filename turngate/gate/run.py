@@ -282,7 +282,7 @@ def prepare(agents: list[AgentSpec], source: RowSource, settings: Settings, thre
     reference against the rows. thresholds: an turngate.verdict.thresholds.Thresholds; settings.seeds:
     the seeds to run. Bad input raises ConfigError/DatasetError; notes are printed."""
     from turngate.output.console import console
-    from turngate.scoring.scorers import JUDGE_SCORERS
+    from turngate.scoring.scorers import judge_scorers
     from turngate.scoring.scorers import registry as scorer_registry
     from turngate.sources.dataset import select
     from turngate.verdict.reference import check_judge, check_rows, load_reference
@@ -298,7 +298,7 @@ def prepare(agents: list[AgentSpec], source: RowSource, settings: Settings, thre
                         selection=selection)
     if reference is not None:  # an explicit reference from another dataset: a ConfigError here
         reference, notes = check_rows(reference, record.rows, reference_path, explicit=explicit_reference)
-        reference, judge_notes = check_judge(reference, record.meta.judge, JUDGE_SCORERS)
+        reference, judge_notes = check_judge(reference, record.meta.judge, judge_scorers())
         for note in notes + judge_notes:
             console.print(f"[yellow]note:[/] {note}")
         record.meta.reference = reference_path if reference is not None else None

@@ -20,16 +20,18 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 
 from turngate.core.errors import ConfigError
+from turngate.core.plugins import load_plugins
+from turngate.core.registry import REGISTRY
 from turngate.jobs.model_calls import DEFAULT_MAX_RETRIES
 
 ORQ_ROUTER = "https://api.orq.ai/v3/router"
-_OFFLINE = None  # (seed=, temperature=, latency_s=, jitter=) -> chat model; set by a plug-in
 
 
 def register_offline_model(factory) -> None:
-    """The chat model `offline` names: deterministic for a seed, no key, no network."""
-    global _OFFLINE
-    _OFFLINE = factory
+    """The chat model `offline` names: deterministic for a seed, no key, no network. A factory
+    (seed=, temperature=, latency_s=, jitter=) -> chat model; the last one registered wins."""
+    with REGISTRY.lock:
+        REGISTRY.offline_model[:] = [factory]
 
 
 @dataclass(frozen=True)
@@ -110,10 +112,13 @@ def make_model(spec: str | ModelSpec, *, seed: int = 0, max_retries: int = DEFAU
     """Build the chat model for a spec. API keys are read here and never stored elsewhere."""
     parsed = spec if isinstance(spec, ModelSpec) else parse_spec(spec)
     if parsed.provider == "offline":
-        if _OFFLINE is None:
+        load_plugins()
+        with REGISTRY.lock:
+            factory = REGISTRY.offline_model[0] if REGISTRY.offline_model else None
+        if factory is None:
             raise ConfigError(f"model {parsed}: no offline model is installed (a plug-in registers one); "
                               "use openai:<model> or orq:<provider/model>")
-        return _OFFLINE(seed=seed, **_offline_kwargs(parsed))
+        return factory(seed=seed, **_offline_kwargs(parsed))
 
     from turngate.jobs.chat_provider import ProviderChatModel
 

@@ -32,7 +32,7 @@ from typing import Any
 from turngate.core.errors import ConfigError
 from turngate.core.project import project
 
-SHIPPED_ENV = ("OPENAI_BASE_URL", "ORQ_ROUTER_URL", "NORTHWIND_FAULT")  # never a key
+SHIPPED_ENV = ("OPENAI_BASE_URL", "ORQ_ROUTER_URL")  # never a key; plus a --fault's environment (core/faults.py)
 LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024  # Runs are small JSON; Ray's minimum is ~75 MB
 START_TIMEOUT_S = 300.0  # a bound on placing and starting the workers, not a guess at how long it takes
 
@@ -62,7 +62,9 @@ def connect(workers: int) -> None:
     ray = _ray()
     if ray.is_initialized():
         return
-    env = {k: os.environ[k] for k in SHIPPED_ENV if os.environ.get(k)}
+    from turngate.core.faults import shipped_env
+
+    env = {k: os.environ[k] for k in SHIPPED_ENV if os.environ.get(k)} | shipped_env()
     # the project's own modules (its agent, its plug-ins) import on the workers as they do here
     root = project().root or Path.cwd()
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # evaluatorq costs ~1.5 s to import: only when a run starts
 @dataclass
 class Settings:
     model: str | None = None  # None: each version's own default model
-    judge: str = "offline"
+    judge: str | None = None  # built only when the bars name a judge scorer
     trials: int = 1
     seeds: list[int] | None = None  # which seeds to run (a run's trial number is its seed); None: 0..trials-1
     parallelism: int = 8

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from turngate.core.errors import ConfigError
+from turngate.core.errors import ConfigError, import_failure
 from turngate.core.project import project
 from turngate.core.provenance import built_version_file, note_built  # noqa: F401  (re-exported)
 from turngate.core.turn import Turn
@@ -95,12 +95,16 @@ def import_object(spec: str) -> Any:
         module_name, _, attr = spec.rpartition(".")
     if not module_name or not attr:
         raise ConfigError(f"--agent {spec!r}: expected 'package.module:callable'")
-    if os.getcwd() not in sys.path:  # like uvicorn's --app-dir ".": your package in the current directory
-        sys.path.append(os.getcwd())
+    if os.getcwd() not in sys.path:  # like uvicorn's --app-dir ".": your package in the current directory,
+        sys.path.insert(0, os.getcwd())  # ahead of any installed package of the same name
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigError(f"--agent {spec!r}: cannot import {module_name} ({exc})") from exc
+        if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):  # the module itself
+            raise ConfigError(f"--agent {spec!r}: cannot import {module_name} ({exc})") from None
+        raise ConfigError(import_failure(f"--agent {spec}: importing {module_name} failed", exc)) from None
+    except Exception as exc:  # a typo or a crash in the agent's own module: cannot judge (2), not a regression (1)
+        raise ConfigError(import_failure(f"--agent {spec}: importing {module_name} failed", exc)) from None
     obj: Any = module
     for part in attr.split("."):
         try:

@@ -78,7 +78,7 @@ class Meta(BaseModel):
     version_description: str = ""
     baseline: str | None = None
     model: str
-    judge: str
+    judge: str | None  # None: no judge ran (the bars named none)
     dataset: str
     dataset_sha256: str
     git_commit: str | None = None

@@ -9,10 +9,9 @@
 which the row schema then validates; or a tuple of names, untyped). A judge registers its
 factory (`judge=True`): called with the judge spec, a timeout and faults, it returns the scorer.
 
-Plug-ins (another agent's scorers, expect keys and judge) register the same way. They are found
-through the `turngate.plugins` entry-point group (pyproject.toml: `[project.entry-points."turngate.plugins"]`)
-and the TURNGATE_PLUGINS environment variable (comma-separated module names); an agent module given
-with --agent is imported before the bars are checked, so scorers defined next to it register too.
+Plug-ins (another agent's scorers, expect keys and judge) register the same way, through the public
+API (turngate.plugin); how they are found: turngate/core/plugins.py. The table is the one
+registry's (turngate/core/registry.py).
 """
 from __future__ import annotations
 
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from turngate.core.errors import ConfigError
 from turngate.core.plugins import PLUGIN_GROUP, load_plugins  # noqa: F401  (re-exported)
+from turngate.core.registry import REGISTRY as _ONE
 from turngate.sources import expect_keys
 
 if TYPE_CHECKING:
@@ -47,8 +47,8 @@ class ScorerSpec:
     criterion: Callable | None = None  # (expect, scenario) -> [(kind, text)]: its simulation criterion
 
 
-REGISTRY: dict[str, ScorerSpec] = {}
-_ORIGIN: dict[str, tuple[str, str]] = {}
+REGISTRY: dict[str, ScorerSpec] = _ONE.scorers  # the one registry's scorer table, in registration order
+_ORIGIN: dict[str, tuple[str, str]] = _ONE.origins
 
 
 @functools.cache
@@ -99,28 +99,35 @@ def register_scorer(name: str | None = None, *, reads: Mapping[str, Any] | tuple
     def add(fn: Callable) -> Callable:
         key = name or fn.__name__
         origin = (fn.__module__, fn.__qualname__)
-        if _ORIGIN.setdefault(key, origin) != origin:  # the same function re-imported is fine
-            raise ConfigError(f"scorer {key!r} is registered twice: {'.'.join(_ORIGIN[key])} and {'.'.join(origin)}")
-        typed = dict(reads) if isinstance(reads, Mapping) else dict.fromkeys(reads)
-        for k, t in typed.items():
-            expect_keys.declare(k, t, by=key)
-        run = fn if judge else scorer(fn)
-        REGISTRY[key] = ScorerSpec(key, run, judge, tuple(typed), criterion=criterion)
+        with _ONE.lock:
+            if _ORIGIN.setdefault(key, origin) != origin:  # the same function re-imported is fine
+                raise ConfigError(f"scorer {key!r} is registered twice: {'.'.join(_ORIGIN[key])} and {'.'.join(origin)}")
+            typed = dict(reads) if isinstance(reads, Mapping) else dict.fromkeys(reads)
+            for k, t in typed.items():
+                expect_keys.declare(k, t, by=key)
+            run = fn if judge else scorer(fn)
+            REGISTRY[key] = ScorerSpec(key, run, judge, tuple(typed), criterion=criterion)
         return run
     return add
 
 
 def unregister(name: str) -> None:
     """Remove a scorer (tests and notebooks that add one for a while)."""
-    spec = REGISTRY.pop(name, None)
-    _ORIGIN.pop(name, None)
-    if spec is not None:
-        for k in spec.reads:
-            expect_keys.forget(k, by=name)
+    with _ONE.lock:
+        spec = REGISTRY.pop(name, None)
+        _ORIGIN.pop(name, None)
+        if spec is not None:
+            for k in spec.reads:
+                expect_keys.forget(k, by=name)
 
 
 def registered() -> dict[str, ScorerSpec]:
     """Every registered scorer, plug-ins and the generic ones, in registration order."""
     load_plugins()
     importlib.import_module("turngate.scoring.scorers")  # the generic scorers register on import
+    with _ONE.lock:  # a plug-in's scorers ahead of the generic ones, each group in registration order
+        ordered = sorted(REGISTRY.items(), key=lambda kv: _ORIGIN.get(kv[0], ("",))[0].startswith("turngate."))
+        if list(REGISTRY) != [k for k, _ in ordered]:
+            REGISTRY.clear()
+            REGISTRY.update(ordered)
     return REGISTRY

@@ -26,11 +26,6 @@ from turngate.scoring.registry import (  # noqa: F401  (re-exported: the registr
 )
 from turngate.sources.dataset import normalise
 
-try:
-    load_plugins()  # plug-ins first: their scorers keep their place ahead of the generic ones
-except ConfigError:
-    pass  # raised again, as one line, when a command first asks the registry (inside its guard)
-
 
 def _missing(calls) -> list[str]:
     return [describe(c) for c in calls if not c.answered]
@@ -101,12 +96,16 @@ async def no_pii_leak(case: Case) -> Outcome:
 
 
 @register_scorer("policy_judge", judge=True)
-def policy_judge_scorer(judge_spec: str = "offline", *, timeout: float = 60.0, faults=()):
-    """The policy judge as a scorer; the judge is chosen by spec (offline | openai:<m> | orq:<m>).
-    A judge that raises or takes longer than `timeout` seconds is a failed verdict."""
+def policy_judge_scorer(judge_spec: str | None, *, timeout: float = 60.0, faults=()):
+    """The policy judge as a scorer; the judge is chosen by spec (a registered judge's name,
+    openai:<m> or orq:<m>). A judge that raises or takes longer than `timeout` seconds is a
+    failed verdict. Built only when the bars name it; there is no default judge."""
     from turngate.core.faults import wrap_judge
     from turngate.scoring.judges import make_judge
 
+    if not judge_spec:
+        raise ConfigError("the bars name policy_judge but no judge is given: pass --judge "
+                          "(a registered judge, openai:<model> or orq:<provider/model>), or set judge in [tool.turngate]")
     judge = wrap_judge(make_judge(judge_spec, timeout=timeout), list(faults))
 
     async def policy_judge(case: Case) -> Outcome:
@@ -118,15 +117,32 @@ def policy_judge_scorer(judge_spec: str = "offline", *, timeout: float = 60.0, f
     return scorer(policy_judge)
 
 
+def _scorers() -> dict[str, ScorerSpec]:
+    from turngate.scoring.registry import registered
+
+    return registered()
+
+
+def scorer_names() -> list[str]:
+    """Every registered scorer's name, in registry (taxonomy) order: a plug-in's first."""
+    return list(_scorers())
+
+
+def judge_scorers() -> set[str]:
+    return {n for n, s in _scorers().items() if s.is_judge}
+
+
+def code_scorers() -> list:
+    return [s.fn for s in _scorers().values() if not s.is_judge]
+
+
 def select(names) -> dict[str, ScorerSpec]:
     """The registered scorers with these names, in registry order; an unknown name is a ConfigError."""
-    load_plugins()
-    from turngate.core.errors import ConfigError
-
-    unknown = [n for n in names if n not in REGISTRY]
+    known = _scorers()
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise ConfigError(f"unknown scorer {unknown[0]!r}; known: {', '.join(REGISTRY)}")
-    return {n: s for n, s in REGISTRY.items() if n in set(names)}
+        raise ConfigError(f"unknown scorer {unknown[0]!r}; known: {', '.join(known)}")
+    return {n: s for n, s in known.items() if n in set(names)}
 
 
 def registry(thresholds) -> dict[str, ScorerSpec]:
@@ -136,49 +152,44 @@ def registry(thresholds) -> dict[str, ScorerSpec]:
     list every registered scorer is required. A declared scorer without a bar, a bar without a
     scorer and a bar outside (0, 1] are ConfigErrors (exit 2, before any agent runs): a
     missing bar would silently drop its scorer from the verdict."""
-    load_plugins()
-    from turngate.core.errors import ConfigError
+    from turngate.core import cli_support as cli
 
+    known = _scorers()
     bars = thresholds.bars()
     for name, bar in bars.items():
-        if name not in REGISTRY:
+        if name not in known:
             raise ConfigError(f"{thresholds.where(name)}: bar for unknown scorer {name!r} "
-                              f"(scorers: {', '.join(REGISTRY)})")
+                              f"(scorers: {', '.join(known)})")
         if not 0 < bar <= 1:
             raise ConfigError(f"{thresholds.where(name)}: bar {bar} for {name} is outside (0, 1]")
-    declared = thresholds.provenance.get("scorers") or list(REGISTRY)
-    if unknown := [n for n in declared if n not in REGISTRY]:
+    declared = thresholds.provenance.get("scorers") or list(known)
+    if unknown := [n for n in declared if n not in known]:
         raise ConfigError(f"{thresholds.where()}: provenance.scorers names unknown scorer {unknown[0]!r}")
     missing = [n for n in declared if n not in bars]
     if missing:
         raise ConfigError(f"{thresholds.where()}: no bar for scorer {missing[0]!r}"
                           + (f" (nor {', '.join(missing[1:])})" if missing[1:] else "")
-                          + "; every scorer needs one (evals/calibrate.py --write proposes them)")
-    return {n: replace(s, bar=bars[n]) for n, s in REGISTRY.items() if n in bars}
+                          + f"; every scorer needs one ({cli.command('calibrate')} --write proposes them)")
+    return {n: replace(s, bar=bars[n]) for n, s in known.items() if n in bars}
 
 
-def make_evaluators(judge_spec: str = "offline", *, judge_timeout: float = 60.0, faults=()) -> list[dict]:
-    """The evaluator list handed to evaluatorq, in registry (taxonomy) order."""
-    load_plugins()
+def make_evaluators(judge_spec: str | None = None, *, judge_timeout: float = 60.0, faults=(),
+                    names=None) -> list[dict]:
+    """The evaluator list handed to evaluatorq, in registry (taxonomy) order: the scorers named
+    (default: every registered one). Only those are built, so a judge is built only when named."""
     from turngate.core.faults import wrap_evaluators
 
+    specs = _scorers() if names is None else select(names)
     evaluators = [{"name": s.name, "scorer": s.fn} if not s.is_judge else
                   {"name": s.name, "scorer": s.fn(judge_spec, timeout=judge_timeout, faults=faults),
-                   "evaluator_type": "llm_eval"} for s in REGISTRY.values()]
+                   "evaluator_type": "llm_eval"} for s in specs.values()]
     return wrap_evaluators(evaluators, list(faults))
 
 
-def evaluators_for(bars, judge_spec: str = "offline", *, judge_timeout: float = 60.0, faults=()) -> list[dict]:
+def evaluators_for(bars, judge_spec: str | None = None, *, judge_timeout: float = 60.0, faults=()) -> list[dict]:
     """The scorers a bars file names, in registry order: a bars file selects what runs, so an
     agent other than Northwind's lists only the scorers that apply to it."""
-    from turngate.core.errors import ConfigError
-
-    evaluators = make_evaluators(judge_spec, judge_timeout=judge_timeout, faults=faults)
-    if unknown := sorted(set(bars) - {e["name"] for e in evaluators}):
-        raise ConfigError(f"bars for unknown scorer(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
-    return [e for e in evaluators if e["name"] in bars]
-
-
-SCORER_NAMES = list(REGISTRY)
-JUDGE_SCORERS = {n for n, s in REGISTRY.items() if s.is_judge}
-CODE_SCORERS = [s.fn for s in REGISTRY.values() if not s.is_judge]
+    known = _scorers()
+    if unknown := sorted(set(bars) - set(known)):
+        raise ConfigError(f"bars for unknown scorer(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    return make_evaluators(judge_spec, judge_timeout=judge_timeout, faults=faults, names=list(bars))

@@ -22,7 +22,7 @@ from turngate.sources.dataset import Row
 
 from .agents import Conversations, OfflineUser, QuietHooks, SimJudge, split_roles
 from .convert import conversation_row, to_persona, to_scenario
-from .scoring import ORDER, failing, goal_reached, locate, score
+from .scoring import failing, goal_reached, locate, order, score
 from .specs import PersonaSpec, ScenarioSpec
 
 SCHEMA = "northwind-evals/simulation@1"
@@ -139,7 +139,8 @@ async def _record(s: ScenarioSpec, persona: PersonaSpec, seed: int, result, conv
     failures = [Failure(scorer=n, explanation=verdicts[n].explanation, after_turn=where[n],
                         user_turn=users[where[n] - 1]) for n in bad]
     # The first thing to go wrong is the headline; ties go to the gate's scorer order.
-    failures.sort(key=lambda f: (f.after_turn, ORDER.index(f.scorer) if f.scorer in ORDER else len(ORDER)))
+    ranks = order()
+    failures.sort(key=lambda f: (f.after_turn, ranks.index(f.scorer) if f.scorer in ranks else len(ranks)))
     reached = None if s.goal_reached is None else goal_reached(s.goal_reached, turn)
     known = sorted({i for k in (key, key[:failures[0].after_turn] if failures else key)
                     for i in st.known.get(tuple(t.strip() for t in k), [])})

@@ -20,13 +20,16 @@ from turngate.core.turn import Turn
 from turngate.record.results import ScorerVerdict as Verdict
 from turngate.scoring.escalation import escalated
 from turngate.scoring.grading import grade
-from turngate.scoring.scorers import SCORER_NAMES
+from turngate.scoring.scorers import scorer_names
 from turngate.sources.dataset import Row, normalise
 
 from .convert import GOAL
 from .specs import GoalCheck
 
-ORDER = [*SCORER_NAMES, GOAL]  # how failures tie-break: the gate's order, the goal last
+
+def order() -> list[str]:
+    """How failures tie-break: the gate's order, the goal last."""
+    return [*scorer_names(), GOAL]
 
 
 def goal_reached(check: GoalCheck, turn: Turn) -> bool:
@@ -61,8 +64,9 @@ async def score(row: Row, turn: Turn, evaluators: list[dict], check: GoalCheck |
 
 
 def failing(verdicts: dict[str, Verdict]) -> list[str]:
-    return sorted((n for n, v in verdicts.items() if v.passed is False), key=lambda n: ORDER.index(n)
-                  if n in ORDER else len(ORDER))
+    ranks = order()
+    return sorted((n for n, v in verdicts.items() if v.passed is False), key=lambda n: ranks.index(n)
+                  if n in ranks else len(ranks))
 
 
 async def locate(row: Row, prefixes: list[Turn], evaluators: list[dict], check: GoalCheck | None,

@@ -28,8 +28,7 @@ Answer and leak strings are stored normalised (see `normalise`), so an author ma
 write "1,141.73" or "A-1005" and the scorer still compares like with like.
 
 Row kind (for reporting) comes from the tags: the first of KIND_ORDER a row carries,
-else "other". "multi-turn" ranks before "refund" because every multi-turn row is also
-a refund-policy row; the other order would leave the multi-turn kind empty.
+else the row's own first tag, else "other" (turngate/sources/kinds.py).
 
 For orq.ai datasets (evaluatorq DataPoints) the row id lives in `inputs.id`, since a
 DataPoint has only `inputs` and `expected_output`; `row_to_datapoint` writes it there
@@ -60,7 +59,7 @@ from pydantic_core import PydanticCustomError
 from turngate.core.errors import DatasetError
 from turngate.core.plugins import load_plugins
 from turngate.sources import expect_keys
-from turngate.sources.kinds import KIND_ORDER
+from turngate.sources.kinds import KIND_ORDER, kind_of
 
 __all__ = [
     "KIND_ORDER", "DatasetError", "CallSpec", "Expect", "Inputs", "Row",
@@ -325,8 +324,8 @@ class Row(_Model):
 
     @property
     def kind(self) -> str:
-        """First tag in KIND_ORDER the row carries, else "other"."""
-        return next((k for k in KIND_ORDER if k in self.inputs.tags), "other")
+        """First tag in KIND_ORDER the row carries, else its own first tag, else "other"."""
+        return kind_of(self.inputs.tags)
 
     def user_turns(self) -> list[str]:
         if self.inputs.message is not None:

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from turngate.core.registry import REGISTRY
+
 
 @dataclass
 class Key:
@@ -21,40 +23,45 @@ class Key:
     adapter: TypeAdapter | None = None
 
 
-_KEYS: dict[str, Key] = {}
-_CHECKS: list[Callable[[Any], None]] = []
+_KEYS: dict[str, Key] = REGISTRY.expect_keys  # the one registry's tables (turngate/core/registry.py)
+_CHECKS: list[Callable[[Any], None]] = REGISTRY.expect_checks
 
 
 def declare(name: str, type_: Any = None, *, by: str = "?", default: Any = None) -> None:
     """A scorer reads expect key `name` of type `type_` (a type, a pydantic model, list[...]...)."""
-    key = _KEYS.get(name)
-    if key is None:
-        _KEYS[name] = key = Key(type_, default, adapter=TypeAdapter(type_) if type_ is not None else None)
-    elif type_ is not None and key.type is None:
-        key.type, key.adapter = type_, TypeAdapter(type_)
-    if default is not None:
-        key.default = default
-    key.by.add(by)
+    with REGISTRY.lock:
+        key = _KEYS.get(name)
+        if key is None:
+            _KEYS[name] = key = Key(type_, default, adapter=TypeAdapter(type_) if type_ is not None else None)
+        elif type_ is not None and key.type is None:
+            key.type, key.adapter = type_, TypeAdapter(type_)
+        if default is not None:
+            key.default = default
+        key.by.add(by)
 
 
 def forget(name: str, *, by: str) -> None:
-    key = _KEYS.get(name)
-    if key is not None:
-        key.by.discard(by)
-        if not key.by:
-            del _KEYS[name]
+    with REGISTRY.lock:
+        key = _KEYS.get(name)
+        if key is not None:
+            key.by.discard(by)
+            if not key.by:
+                del _KEYS[name]
 
 
 def declared() -> dict[str, Key]:
-    return dict(_KEYS)
+    with REGISTRY.lock:
+        return dict(_KEYS)
 
 
 def add_check(check: Callable[[Any], None]) -> Callable[[Any], None]:
     """Register `check(expect)`, which raises ValueError when a row's expect keys contradict."""
-    if check not in _CHECKS:
-        _CHECKS.append(check)
+    with REGISTRY.lock:
+        if check not in _CHECKS:
+            _CHECKS.append(check)
     return check
 
 
 def checks() -> list[Callable[[Any], None]]:
-    return list(_CHECKS)
+    with REGISTRY.lock:
+        return list(_CHECKS)

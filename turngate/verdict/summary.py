@@ -13,7 +13,7 @@ from turngate.record.summaries import (
     ScorerSummary,
     VersionSummary,
 )
-from turngate.sources.kinds import KIND_ORDER
+from turngate.sources.kinds import kind_of
 from turngate.verdict.stats import pass_at_k, pass_hat_k, wilson
 
 
@@ -27,8 +27,7 @@ def scorer_names(runs: list[RunResult]) -> list[str]:
 
 def row_kind(row: dict) -> str:
     """Same rule as Row.kind, on the row dicts a results record stores."""
-    tags = row.get("inputs", {}).get("tags", [])
-    return next((k for k in KIND_ORDER if k in tags), "other")
+    return kind_of(row.get("inputs", {}).get("tags", []))
 
 
 def summarise(runs: list[RunResult], rows: dict[str, dict], bars: dict[str, float], trials: int, *,

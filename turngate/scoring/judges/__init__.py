@@ -16,23 +16,24 @@ from pathlib import Path
 
 from turngate.core.errors import ConfigError
 from turngate.core.plugins import load_plugins
+from turngate.core.registry import REGISTRY
 
-_JUDGES: dict[str, Callable[..., object]] = {}
-_SOURCES: dict[str, list[Path]] = {}
-_POLICY: list[str] = []
+_POLICY: list[str] = REGISTRY.policy  # the one registry's (turngate/core/registry.py)
 
 
 def register_judge(name: str, factory: Callable[..., object], *, sources: list[Path] | None = None) -> None:
     """`--judge <name>` builds `factory(timeout=...)`. sources: the files behind its rules, whose
     hash is the judge's fingerprint (a changed rule makes its stored calibration stale)."""
-    _JUDGES[name] = factory
-    _SOURCES[name] = sorted(Path(p) for p in (sources or []))
+    if not callable(factory):
+        raise ConfigError(f"judge {name!r}: its factory is not callable")
+    with REGISTRY.lock:
+        REGISTRY.judges[name] = (factory, sorted(Path(p) for p in (sources or [])))
 
 
 def judge_sources(spec: str) -> list[Path]:
     load_plugins()
-    if spec in _JUDGES:
-        return _SOURCES.get(spec, [])
+    if spec in REGISTRY.judges:
+        return REGISTRY.judges[spec][1]
     return [Path(__file__).with_name("llm.py")]
 
 
@@ -40,7 +41,8 @@ def register_policy(text: str) -> None:
     """The written policy every LLM judge grades against (the last one registered wins)."""
     if not text.strip():
         raise ConfigError("the judge's policy text is empty")
-    _POLICY[:] = [text.strip()]
+    with REGISTRY.lock:
+        _POLICY[:] = [text.strip()]
 
 
 def policy_text() -> str:
@@ -61,13 +63,13 @@ def policy_text() -> str:
     return _POLICY[0]
 
 
-def make_judge(spec: str = "offline", *, timeout: float = 60.0, policy: str | None = None):
+def make_judge(spec: str, *, timeout: float = 60.0, policy: str | None = None):
     load_plugins()
-    if spec in _JUDGES:
-        return _JUDGES[spec](timeout=timeout)
+    if spec in REGISTRY.judges:
+        return REGISTRY.judges[spec][0](timeout=timeout)
     if spec.startswith(("openai:", "orq:")):
         from .llm import LLMJudge
 
         return LLMJudge(spec, timeout=timeout, policy=policy if policy is not None else policy_text())
-    known = ", ".join([*_JUDGES, "openai:<model>", "orq:<provider/model>"])
+    known = ", ".join([*REGISTRY.judges, "openai:<model>", "orq:<provider/model>"])
     raise ConfigError(f"unknown judge {spec!r}; use {known}")
