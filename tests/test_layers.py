@@ -1,5 +1,6 @@
 """The library's layering (pyproject.toml [tool.importlinter]) holds, and the check is not
-vacuous: an `import app` added to a generic module, or an upward import, breaks it."""
+vacuous: an `import app` or `import evals` added to the library, an upward import, or a private
+module imported by Northwind's suite, breaks it."""
 from __future__ import annotations
 
 import os
@@ -22,7 +23,7 @@ def lint(root: Path) -> subprocess.CompletedProcess:
 def copy_tree(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for part in ("evals", "app"):
+    for part in ("turngate", "evals", "app"):
         shutil.copytree(REPO / part, root / part, ignore=ignore)
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
     return root
@@ -35,9 +36,11 @@ def test_the_layering_holds():
 
 
 @pytest.mark.parametrize("module, line, broken", [
-    ("turngate/verdict/stats.py", "import app.refund_agent  # noqa", "imports nothing from the system under test"),
-    ("turngate/sources/dataset.py", "import turngate.scoring.scorers  # noqa", "evals layers"),
-    ("turngate/core/errors.py", "from turngate.commands import regression  # noqa", "evals layers"),
+    ("turngate/verdict/stats.py", "import app.refund_agent  # noqa", "imports nothing of the repository's own"),
+    ("turngate/verdict/stats.py", "import evals.scorers  # noqa", "imports nothing of the repository's own"),
+    ("turngate/sources/dataset.py", "import turngate.scoring.scorers  # noqa", "turngate layers"),
+    ("turngate/core/errors.py", "from turngate.commands import regression  # noqa", "turngate layers"),
+    ("evals/scorers.py", "from turngate.scoring.case import Case  # noqa", "written on the public API only"),
 ])
 def test_an_illegal_import_breaks_the_check(tmp_path, module, line, broken):
     root = copy_tree(tmp_path)
