@@ -1,4 +1,4 @@
-"""The package as a library: its public names, its commands and entry points, how its
+"""The package as a library: its public names, its one command and its subcommands, how its
 modules import each other, and output a script or a pipe can read."""
 import ast
 import importlib
@@ -11,12 +11,13 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from turngate.commands.entry import MODULES as COMMAND_MODULES
+from turngate.cli import COMMANDS as COMMAND_MODULES
 
 REPO = Path(__file__).resolve().parent.parent
-EVALS = REPO / "evals"
+EVALS = REPO / "evals"  # Northwind's suite and its launchers
+LIBRARY = REPO / "turngate"
 SCRIPTS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-COMMANDS = set(COMMAND_MODULES.values())  # turngate.commands.regression, turngate.commands.compare, ... (entry points: turngate.commands.entry)
+COMMANDS = set(COMMAND_MODULES.values())  # turngate.commands.regression, turngate.commands.compare, ... (turngate/cli.py)
 
 
 def run(code: str) -> str:
@@ -24,9 +25,10 @@ def run(code: str) -> str:
                           check=True, timeout=60).stdout
 
 
-def test_import_evals_loads_nothing_heavy():
-    loaded = json.loads(run("import sys, json, evals; print(json.dumps(sorted(m for m in sys.modules "
-                            "if m.startswith(('evals.', 'evaluatorq', 'langchain', 'pydantic', 'rich')))))"))
+def test_import_turngate_loads_nothing_heavy():
+    loaded = json.loads(run("import sys, json, turngate, turngate.plugin; print(json.dumps(sorted(m for m in sys.modules "
+                            "if m.startswith(('turngate.', 'evals', 'app', 'evaluatorq', 'langchain', 'pydantic', 'rich')) "
+                            "and m != 'turngate.plugin')))"))
     assert loaded == []
 
 
@@ -35,18 +37,34 @@ def test_every_public_name_resolves():
 
     assert set(turngate.__all__) == set(turngate._EXPORTS)
     for name in turngate.__all__:
-        assert getattr(evals, name) is not None, name
+        assert getattr(turngate, name) is not None, name
     assert turngate.Turn is importlib.import_module("turngate.core.turn").Turn
     with pytest.raises(AttributeError):
         turngate.not_a_name  # noqa: B018
 
 
-def test_every_entry_point_is_a_command_main():
-    assert {"evals-gate", "evals-regrade", "evals-show", "evals-compare", "evals-report", "evals-calibrate",
-            "evals-calibrate-judge", "evals-simulate"} <= set(SCRIPTS)
-    for name, spec in SCRIPTS.items():
-        module, func = spec.split(":")
-        assert callable(getattr(importlib.import_module(module), func)), name
+def test_one_console_script_whose_subcommands_are_command_mains():
+    assert SCRIPTS == {"evals": "turngate.cli:run"}
+    assert set(COMMAND_MODULES) == {"gate", "compare", "show", "regrade", "report", "calibrate", "calibrate-judge",
+                                    "simulate", "merge"}
+    for name, module in COMMAND_MODULES.items():
+        assert callable(importlib.import_module(module).main), name
+
+
+def test_the_installed_command_lists_its_subcommands_and_refuses_an_unknown_one():
+    evals = Path(sys.executable).with_name("evals")
+    ok = subprocess.run([evals, "--help"], capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and all(name in ok.stdout for name in COMMAND_MODULES)
+    bad = subprocess.run([evals, "gait"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("error: evals: unknown command 'gait'")
+    help_ = subprocess.run([evals, "show", "--help"], capture_output=True, text=True, timeout=60)
+    assert help_.returncode == 0 and help_.stdout.startswith("usage: evals show")
+
+
+def test_a_launcher_script_names_itself_in_usage_and_hints():
+    res = subprocess.run([sys.executable, "evals/show.py", "--help"], cwd=REPO, capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0 and res.stdout.startswith("usage: python evals/show.py")
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -69,9 +87,9 @@ def test_no_command_imports_another_command():
 
 
 def test_library_modules_import_no_command():
-    for path in sorted(EVALS.rglob("*.py")):
+    for path in sorted(LIBRARY.rglob("*.py")):
         module = ".".join(path.relative_to(REPO).with_suffix("").parts)
-        if module in COMMANDS or module == "turngate.__init__" or module == "evals":
+        if module in COMMANDS or module in ("turngate.__init__", "turngate.cli"):
             continue
         assert not (imported_modules(path) & COMMANDS), f"{module} imports a command module"
 

@@ -30,8 +30,9 @@ _state = {"loaded": False, "loading_in": None}  # loading_in: the thread importi
 def _plugin_modules() -> list[tuple[str, Callable[[], Any]]]:
     autoload = os.environ.get("TURNGATE_DISABLE_PLUGIN_AUTOLOAD", "").strip() in ("", "0")
     found = [(ep.value, ep.load) for ep in entry_points(group=PLUGIN_GROUP)] if autoload else []
-    from turngate.core.project import project
+    from turngate.core.project import make_importable, project
 
+    make_importable()
     named = [m for m in project().config.get("plugins", []) if isinstance(m, str)]  # [tool.turngate] plugins
     named += os.environ.get("TURNGATE_PLUGINS", "").split(",")
     seen = {where for where, _ in found}

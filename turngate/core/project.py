@@ -64,3 +64,14 @@ def project(start: str | None = None) -> Project:
         if config is not None:
             return Project(folder, config)
     return Project(None, {})
+
+
+def make_importable(root: Path | None = None) -> None:
+    """Put the project's root folder first on sys.path (as pytest's rootdir): the modules its
+    configuration names (`plugins`, `agent`) are the project's own, ahead of any installed
+    package of the same name, from whichever folder of the project a command runs."""
+    import sys
+
+    folder = root or project().root
+    if folder is not None and str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
