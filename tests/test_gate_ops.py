@@ -149,11 +149,12 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_2(tmp_path, how):
     # handler has been imported, the next reported import means the command's own (module
     # level) imports are under way: the readiness signal for a Ctrl-C "during start-up"
     args = ["--no-upload", "--out", str(tmp_path)]
+    # (turngate.cli installs it first thing in main(), before importing the subcommand)
     if how == "script":
-        start, marker = [str(REPO / "evals" / "regression.py"), *args], "| turngate.core.cli_support"
+        start = [str(REPO / "evals" / "regression.py"), *args]
     else:
-        start, marker = (["-c", f"import sys; from turngate.commands.entry import gate; sys.argv = ['evals-gate', *{args!r}]; "
-                                "sys.exit(gate())"], "| turngate.commands.entry")
+        start = ["-c", f"import sys; from turngate.cli import run; sys.argv = ['evals', 'gate', *{args!r}]; run()"]
+    marker = "| turngate.cli"
     proc = subprocess.Popen([sys.executable, "-X", "importtime", *start],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen, armed = [], False
