@@ -16,7 +16,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DOCS = REPO / "docs"
-PAGES = ["concepts", "dataset", "scorers", "gate", "your-agent", "real-models", "ci", "simulation",
+PAGES = ["concepts", "dataset", "scorers", "gate", "your-agent", "plugins", "real-models", "ci", "simulation",
          "northwind", "validation", "cli"]
 sys.path.insert(0, str(REPO / "scripts"))
 import gen_cli_docs  # noqa: E402  (a script, not a package)
@@ -67,12 +67,12 @@ def test_every_relative_link_resolves(path):
 
 def test_the_two_commands_are_the_ones_ci_runs():
     text = README.read_text()
-    install = ("python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[dev,ray]' && "
+    install = ("python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[dev,ray,demo]' && "
                "python evals/regression.py --version v3")
     assert f"```bash\n{install}\n```" in text
     assert "```bash\npytest -q\n```" in text
     ci = (REPO / ".ci" / "run").read_text()
-    assert "pip install -q -e '.[dev,ray]'" in ci
+    assert "pip install -q -e '.[dev,ray,demo]'" in ci
     assert [line for line in ci.splitlines() if line.startswith("pytest")] == ["pytest -q"]
 
 
@@ -84,15 +84,18 @@ def test_the_cli_reference_is_generated_from_the_parsers():
 
 # -- commands quoted in the docs -----------------------------------------------------------
 
-SCRIPTS = {script: command for command, (_, script) in gen_cli_docs.COMMANDS.items()}
-COMMAND = re.compile(r"(?:python3? (evals/\w+\.py|scripts/\w+\.py)|\b(evals-[a-z-]+))\b([^`\n|;&#]*)")
+# `evals <subcommand>` (the installed command) or this repository's launcher of it, python evals/<file>.py
+SUBCOMMAND = {f"evals/{launcher}.py": sub for sub, launcher in gen_cli_docs.LAUNCHERS.items()}
+_SUBS = "|".join(sorted(gen_cli_docs.COMMANDS, key=len, reverse=True))
+COMMAND = re.compile(rf"(?:python3? (evals/\w+\.py|scripts/\w+\.py)|(?<![\w/.-])evals ({_SUBS}))(?![\w-])([^`\n|;&#]*)")
+OLD_SCRIPT = re.compile(r"(?<![\w/.#-])evals-(?:gate|regression|show|compare|regrade|report|calibrate|simulate|merge)\b")
 
 
 def quoted_commands(text: str):
-    """(file or console script, its flags) for every command line the page quotes."""
+    """(`evals <sub>` or a file, its flags) for every command line the page quotes."""
     text = text.replace("\\\n", " ")  # shell line continuations
     for m in COMMAND.finditer(text):
-        name = m.group(1) or m.group(2)
+        name = m.group(1) or f"evals {m.group(2)}"
         flags = [t.split("=")[0] for t in shlex.split(m.group(3).replace("'", ""), posix=True)
                  if t.startswith("--") and re.fullmatch(r"--[a-z][a-z0-9-]*(=.*)?", t)]
         yield name, flags
@@ -101,17 +104,19 @@ def quoted_commands(text: str):
 @pytest.mark.parametrize("path", markdown_files(), ids=lambda p: p.name)
 def test_quoted_commands_exist_and_know_their_flags(path):
     seen = 0
-    for name, flags in quoted_commands(path.read_text()):
-        if name.startswith("evals-"):
-            assert name in SCRIPTS, f"{path.name}: no console script {name}"
-            command = SCRIPTS[name]
+    text = path.read_text()
+    stale = OLD_SCRIPT.findall(text)
+    assert not stale, f"{path.name}: {stale[0]} is gone: the command is `evals <subcommand>`"
+    for name, flags in quoted_commands(text):
+        if name.startswith("evals "):
+            sub = name.removeprefix("evals ")
         else:
             assert (REPO / name).is_file(), f"{path.name}: {name} does not exist"
-            command = name.removeprefix("evals/").removesuffix(".py") if name.startswith("evals/") else None
-        if command is None:  # scripts/: existence only
-            continue
-        assert command in gen_cli_docs.COMMANDS, f"{path.name}: {name} is not a command"
-        known = {o for action in gen_cli_docs.parser_for(command)._actions for o in action.option_strings}
+            if name.startswith("scripts/"):  # existence only
+                continue
+            assert name in SUBCOMMAND, f"{path.name}: {name} is not a launcher of a subcommand"
+            sub = SUBCOMMAND[name]
+        known = {o for action in gen_cli_docs.parser_for(sub)._actions for o in action.option_strings}
         for flag in flags:
             assert flag in known, f"{path.name}: {name} has no flag {flag}"
         seen += 1
@@ -119,15 +124,16 @@ def test_quoted_commands_exist_and_know_their_flags(path):
         assert seen  # the pattern still finds commands
 
 
-def test_console_scripts_are_the_commands():
+def test_one_console_script_and_the_launchers_are_the_subcommands():
+    """`evals` is the only installed command; each subcommand documented is one it runs, and this
+    repository's python evals/<file>.py launches exactly that subcommand."""
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert set(scripts) == set(SCRIPTS)
-    from turngate.commands import entry
+    assert scripts == {"evals": "turngate.cli:run"}
+    from turngate import cli
 
-    for name, command in SCRIPTS.items():
-        func = scripts[name].split(":")[1]
-        assert scripts[name].startswith("turngate.commands.entry:") and callable(getattr(entry, func))
-        assert entry.MODULES[func] == gen_cli_docs.COMMANDS[command][0]
+    assert set(gen_cli_docs.COMMANDS) == set(cli.COMMANDS)
+    for sub, launcher in gen_cli_docs.LAUNCHERS.items():
+        assert f'_launch.run("{sub}")' in (REPO / "evals" / f"{launcher}.py").read_text(), launcher
 
 
 PATH = re.compile(r"(?<![\w./-])((?:app|evals|scripts|tests|datasets|examples|docs|\.ci)/[\w./*-]*[\w*])")
@@ -146,8 +152,11 @@ def test_every_repository_path_the_docs_name_exists(path):
 
 def test_the_flag_check_catches_an_unknown_flag():
     (name, flags), = quoted_commands("`python evals/regression.py --version v3 --no-such-flag`")
-    known = {o for a in gen_cli_docs.parser_for("regression")._actions for o in a.option_strings}
+    known = {o for a in gen_cli_docs.parser_for("gate")._actions for o in a.option_strings}
     assert name == "evals/regression.py" and "--version" in known and "--no-such-flag" not in known
+    assert list(quoted_commands("run `evals gate --agent a:b --no-such-flag`; the evals use it")) == \
+        [("evals gate", ["--agent", "--no-such-flag"])]
+    assert OLD_SCRIPT.search("`evals-gate --version v3`") and not OLD_SCRIPT.search("northwind-evals/gate-json@1")
 
 
 # -- figures -------------------------------------------------------------------------------
@@ -208,7 +217,7 @@ def test_the_judge_table_is_the_stored_calibration():
 
 
 def test_the_judge_dev_split_figures_are_todays():
-    """The dev row, recomputed as `evals/calibrate_judge.py --split dev` does (the offline judge, ~10 s)."""
+    """The dev row, recomputed as `evals calibrate-judge --split dev` does (the offline judge, ~10 s)."""
     from turngate.commands.calibrate_judge import DEFAULT_LABELS, load_labels, measure
 
     dev = [ex for ex in load_labels(DEFAULT_LABELS) if ex.split == "dev"]
@@ -228,20 +237,26 @@ def test_the_server_has_the_tools_the_docs_count():
 
 # -- examples, run as written --------------------------------------------------------------
 
+class Ran(list):
+    stderr = ""
+
+
 def run_bash_block(block: str, cwd: Path) -> list[tuple[str, int, int | None]]:
     """Run a bash block line by line in one shell; (command, exit code, the `# exit N` it states)."""
     lines = [ln for ln in block.replace("\\\n", " ").splitlines() if ln.strip()]
-    # console scripts as the command files they run: a venv installed before an entry point
-    # moved would otherwise run stale wrappers (test_console_scripts_are_the_commands checks the map)
-    script = [f'{name}() {{ python {REPO}/evals/{command}.py "$@"; }}' for name, command in SCRIPTS.items()]
+    # `evals` is the console script of this environment (sys.executable's); without one (a venv
+    # installed before it existed), the same entry point through this interpreter
+    script = [f'command -v evals >/dev/null 2>&1 || evals() {{ "{sys.executable}" -c '
+              f'"import sys; from turngate.cli import run; sys.argv[0] = \'evals\'; run()" "$@"; }}']
     for n, line in enumerate(lines):
         script += [line, f'echo "::rc {n} $?"']
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "COLUMNS": "200"}
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "COLUMNS": "200"}
+    env.pop("PYTHONPATH", None)  # as a user's shell: the project is found from the folder the command runs in
     done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=600)
     codes = dict(re.findall(r"^::rc (\d+) (\d+)$", done.stdout, re.M))
-    out = []
+    out = Ran()
+    out.stderr = done.stderr
     for n, line in enumerate(lines):
         stated = re.search(r"#\s*exit (\d)\b", line)
         assert str(n) in codes, f"{line!r} did not run:\n{done.stderr[-2000:]}"
@@ -249,9 +264,9 @@ def run_bash_block(block: str, cwd: Path) -> list[tuple[str, int, int | None]]:
     return out
 
 
-def check_codes(ran, stderr_hint=""):
+def check_codes(ran):
     for line, code, stated in ran:
-        assert code == (0 if stated is None else stated), f"{line!r} exited {code}"
+        assert code == (0 if stated is None else stated), f"{line!r} exited {code}:\n{ran.stderr[-3000:]}"
 
 
 def test_the_complete_example_runs_from_an_empty_folder(tmp_path, monkeypatch):
@@ -300,8 +315,12 @@ def test_the_scorer_example_registers_a_scorer_and_its_key(request):
 def test_the_readme_walkthrough_runs_and_leaves_the_tree_clean(tmp_path):
     section = README.read_text().split("## Gate your own agent\n", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```bash\n(.*?)^```$", section, re.S | re.M).group(1)
-    tracked = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
+    # where a stray write would land: the example, the project's own bars and reference, the rows,
+    # or the root (results/ is ignored); the rest of the tree may change under others' hands meanwhile
+    status = ["git", "status", "--porcelain", "--untracked-files=all", "--", "examples", "evals", "datasets",
+              ":(glob)*.toml", ":(glob)*.json"]
+    tracked = subprocess.run(status, cwd=REPO, capture_output=True, text=True).stdout
     ran = run_bash_block(block, REPO)
     check_codes(ran)
     assert [stated for *_, stated in ran][-2:] == [0, 1]
-    assert subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout == tracked
+    assert subprocess.run(status, cwd=REPO, capture_output=True, text=True).stdout == tracked
