@@ -37,3 +37,4 @@ def _register_policy() -> None:
 
 
 _register_policy()
+from evals import simulation  # noqa: E402, F401  (registers Northwind's simulated customer and its `refunded` goal)

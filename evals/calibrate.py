@@ -1,4 +1,11 @@
-"""`python evals/calibrate.py`: Northwind's own entry point for `evals calibrate`, run from the repository."""
-import _launch
+"""`python evals/calibrate.py`: `evals calibrate` run from this repository (Northwind's own entry point)."""
+import sys
 
-_launch.run("calibrate")
+try:
+    from turngate.cli import main
+except ImportError as exc:  # a shell without the project's environment: one line and exit 2, never 1
+    sys.stderr.write(f"error: cannot import {exc.name} ({exc}): run this with the project's environment "
+                     "(. .venv/bin/activate, or pip install -e '.[dev,ray,demo]')\n")
+    raise SystemExit(2) from None
+
+raise SystemExit(main(["calibrate", *sys.argv[1:]]))

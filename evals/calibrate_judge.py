@@ -1,4 +1,11 @@
-"""`python evals/calibrate_judge.py`: Northwind's own entry point for `evals calibrate-judge`, run from the repository."""
-import _launch
+"""`python evals/calibrate_judge.py`: `evals calibrate-judge` run from this repository (Northwind's own entry point)."""
+import sys
 
-_launch.run("calibrate-judge")
+try:
+    from turngate.cli import main
+except ImportError as exc:  # a shell without the project's environment: one line and exit 2, never 1
+    sys.stderr.write(f"error: cannot import {exc.name} ({exc}): run this with the project's environment "
+                     "(. .venv/bin/activate, or pip install -e '.[dev,ray,demo]')\n")
+    raise SystemExit(2) from None
+
+raise SystemExit(main(["calibrate-judge", *sys.argv[1:]]))

@@ -13,16 +13,15 @@ import os
 import sys
 from pathlib import Path
 
+from turngate.cli import COMMANDS, SUMMARY  # subcommand of `evals` -> the module that runs it
+
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "docs" / "cli.md"
 WIDTH = "100"  # argparse wraps to $COLUMNS: fix it, or the page would depend on the terminal
-sys.path.insert(0, str(REPO))
-
-from turngate.cli import COMMANDS, SUMMARY  # noqa: E402  (subcommand of `evals` -> the module that runs it)
 
 
 def launcher(sub: str) -> str:
-    """This repository's own launcher of `evals <sub>`: evals/<launcher>.py (evals/_launch.py)."""
+    """This repository's own launcher of `evals <sub>`: evals/<launcher>.py."""
     return {"gate": "regression"}.get(sub, sub.replace("-", "_"))
 
 

@@ -145,7 +145,7 @@ def test_a_command_run_without_the_environment_is_one_line_and_exit_2(script):
     # -S -I: no site-packages, no PYTHONPATH: as a shell without the venv (the package is not importable)
     bare = subprocess.run([sys.executable, "-S", "-I", script, "--help"], cwd=REPO, capture_output=True, text=True)
     assert (bare.returncode, bare.stdout) == (2, "")
-    assert bare.stderr.startswith("error: cannot import evals (No module named 'evals')")
+    assert bare.stderr.startswith("error: cannot import turngate (No module named 'turngate')")
     assert len(bare.stderr.splitlines()) == 1
     # the package importable but not its dependencies: the first third-party import fails
     env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
 from turngate.cli import COMMANDS as COMMAND_MODULES
 
 REPO = Path(__file__).resolve().parent.parent
