@@ -60,7 +60,7 @@ def test_a_write_failing_mid_run_is_exit_2_keeps_the_saved_runs_and_says_how_to_
     [results] = out.glob("*.json")
     assert lines == [f"error: cannot write the results file {results}: {os.strerror(errno_)}; the "
                      f"{len(load_record(results).runs)} run(s) saved before are kept in {results}: finish the run "
-                     f"with `python evals/regression.py --resume {results}`"]
+                     f"with `evals gate --resume {results}`"]
     assert [p.name for p in out.iterdir()] == [results.name]  # no .tmp-*.json left
     kept = load_record(results)  # the last complete checkpoint, intact
     assert kept.runs and not kept.meta.complete

@@ -79,9 +79,12 @@ def new_record(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], setting
     cand = agents[0].load()
     target = cand.target
     seeds = list(settings.seeds) if settings.seeds is not None else list(range(settings.trials))
+    from turngate.scoring.scorers import judge_scorers
+
+    judged = bool(set(bars) & judge_scorers())  # a judge named but never built is not the run's judge
     meta = Meta(version=version_of(target), version_description=getattr(target, "description", "") or "",
                 baseline=agents[1].version if len(agents) > 1 else None, model=model_of(target),
-                judge=settings.judge, dataset=loaded.name, dataset_sha256=loaded.sha256,
+                judge=settings.judge if judged else None, dataset=loaded.name, dataset_sha256=loaded.sha256,
                 git_commit=git_commit(), trials=len(seeds), seeds=seeds,
                 parallelism=settings.parallelism, timeout=settings.timeout, thresholds=bars, argv=argv,
                 started=datetime.now(UTC).isoformat(timespec="seconds"), agent=cand.spec,
