@@ -35,6 +35,7 @@ from turngate.simulation.run import ConversationRecord, load_record_file
 from turngate.sources.dataset import DatasetError, Row, load_rows, row_to_datapoint, row_to_json
 
 DEFAULT_DATASET = Path(__file__).resolve().parents[1] / "datasets" / "northwind.jsonl"
+LEGACY_SCHEMA = "northwind-evals/simulation@1"  # conversations simulated before the rename (still read)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -57,7 +58,12 @@ def build_row(rec: ConversationRecord, row_id: str | None, expected_output: str 
         why = rec.failure.explanation if rec.failure is not None else "no user turns"
         raise DatasetError(f"{rec.conversation}: nothing to promote ({why})")
     upto = rec.failure.after_turn if rec.failure is not None and rec.failure.after_turn > 0 else len(rec.turns)
-    return conversation_row(rec.scenario_spec, rec.turns[:upto], row_id=row_id or default_id(rec),
+    # Files written before the library was generic tagged every row "refund" themselves (now the
+    # scenario's own tag): a promoted old conversation keeps it.
+    spec = rec.scenario_spec
+    if rec.schema_ == LEGACY_SCHEMA:
+        spec = {**spec, "tags": ["refund", *spec.get("tags", [])]}
+    return conversation_row(spec, rec.turns[:upto], row_id=row_id or default_id(rec),
                             source=f"simulation:{rec.run}/{rec.conversation}", expected_output=expected_output)
 
 

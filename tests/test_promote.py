@@ -129,3 +129,18 @@ def test_a_file_that_is_not_a_simulated_conversation_is_a_one_line_error(tmp_pat
     assert err.startswith(f"error: {other}: not a simulated conversation") and "\n" not in err
     assert promote.main([str(tmp_path / "missing.json"), "--to", str(dataset)]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_a_conversation_simulated_before_the_rename_still_promotes_to_the_same_row(run, dataset, tmp_path, capsys):
+    conv = failing(run)
+    rec = json.loads(conv.read_text())
+    assert rec["schema"] == "turngate/simulation@1"
+    old = dict(rec, schema="northwind-evals/simulation@1")  # the old files' schema; their tags lacked "refund"
+    old["scenario_spec"] = dict(rec["scenario_spec"], tags=[t for t in rec["scenario_spec"]["tags"] if t != "refund"])
+    old_file = tmp_path / conv.name
+    old_file.write_text(json.dumps(old))
+    assert promote.main([str(conv), "--to", str(dataset), "--dry-run", "--id", "x"]) == 0
+    new_row = capsys.readouterr().out
+    assert promote.main([str(old_file), "--to", str(dataset), "--dry-run", "--id", "x"]) == 0
+    old_row = capsys.readouterr().out
+    assert old_row.replace(str(tmp_path), "").split("dry run")[0] == new_row.split("dry run")[0]

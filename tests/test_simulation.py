@@ -10,14 +10,14 @@ import pytest
 from app.refund_agent.client import aask_agent
 from app.refund_agent.offline.intents import understand
 from evals.scorers import allowed
+from evals.simulation.policy import Tactic, UserPolicy
+from evals.simulation.reading import read_answer
 from tests.fakes.openai_server import FakeOpenAI, text_completion
 from turngate.commands import simulate
 from turngate.scoring.scorers import make_evaluators
 from turngate.simulation.convert import conversation_row, criteria, to_persona, to_scenario
-from turngate.simulation.policy import UserPolicy
-from turngate.simulation.reading import read_answer
 from turngate.simulation.scoring import locate
-from turngate.simulation.specs import PersonaSpec, Tactic, load_personas, load_scenarios
+from turngate.simulation.specs import PersonaSpec, load_personas, load_scenarios
 from turngate.sources.dataset import DatasetError, Expect
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,8 +38,9 @@ def test_shipped_files_cover_the_required_ground():
         Expect.model_validate(s.expect)  # the dataset rows' own schema
         assert s.goal_reached is not None
         # an order the user may switch to is covered by the expectations too
-        if s.switch_to:
-            assert s.switch_to in allowed(s.expectation)
+        assert s.user == "northwind"  # Northwind's own simulated customer (evals/simulation/)
+        if s.facts.switch_to:
+            assert s.facts.switch_to in allowed(s.expectation)
     # the converted evaluatorq types carry the scenario and one criterion per engaged gate scorer
     scenario = to_scenario(S["over_limit_a1003"])
     assert scenario.goal.startswith("Get the full 899 GBP")
@@ -252,8 +253,8 @@ def test_persona_fields_are_checked(tmp_path):
     bad.write_text('[[persona]]\nid = "x"\nname = "X"\nbackground = "b"\npatience = 2.0\nassertiveness = 0.5\n'
                    'politeness = 0.5\ntactics = ["bribe"]\n')
     with pytest.raises(DatasetError) as err:
-        load_personas(bad)
-    assert "patience" in str(err.value) and "tactics.0" in str(err.value)
+        load_personas(bad, tactics=set(Tactic))  # the tactics Northwind's user knows
+    assert "patience" in str(err.value) and "tactics.0" in str(err.value) and "unknown tactic 'bribe'" in str(err.value)
     assert PersonaSpec.model_validate({"id": "y", "name": "Y", "background": "b", "patience": 0.0,
                                        "assertiveness": 0.1, "politeness": 0.5}).push_budget == 1
 
@@ -294,3 +295,112 @@ def test_an_llm_user_without_a_key_is_a_one_line_error(tmp_path, monkeypatch, ca
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert simulate.main(["--sim-model", "openai:gpt-x", "--out", str(tmp_path)]) == 2
     assert "OPENAI_API_KEY is not set" in capsys.readouterr().err
+
+
+# -- what a project brings: its user, its scenario keys, its goal checks ---------------------
+
+def test_a_misspelt_northwind_key_is_one_line_naming_it(tmp_path):
+    text = (REPO / "datasets" / "scenarios.toml").read_text().replace('order = "A-1005"', 'ordr = "A-1005"', 1)
+    bad = tmp_path / "scenarios.toml"
+    bad.write_text(text)
+    with pytest.raises(DatasetError) as err:
+        load_scenarios(bad)
+    message = str(err.value)
+    assert "\n" not in message and "late_return_a1005" in message and "ordr: unknown key" in message
+    assert "order: Field required" in message
+
+
+def test_northwinds_keys_reach_its_user_as_facts_and_refunded_is_its_goal_check():
+    s = S["overpaid_a1008"]
+    assert (s.facts.order, s.facts.amount, s.facts.currency) == ("A-1008", 150.0, "SGD")
+    assert s.goal_reached.model_extra == {"refunded": ["A-1008"]}
+    assert UserPolicy(P["self_declared_manager"], s, 0).decide([]).move.text.startswith("I want a refund of 150 SGD")
+
+
+@pytest.fixture
+def registered(request):
+    """Register through the public API; forget it afterwards (the one registry is process-wide)."""
+    from turngate.core.registry import REGISTRY
+
+    def forget():
+        with REGISTRY.lock:
+            REGISTRY.simulated_users.pop("echo", None)
+            REGISTRY.goal_checks.pop("said", None)
+
+    request.addfinalizer(forget)
+    import turngate.plugin as api
+
+    return api
+
+
+def test_a_project_registers_its_user_keys_and_goal_check(registered, tmp_path):
+    from pydantic import BaseModel, ConfigDict
+
+    from turngate.core.turn import Turn
+    from turngate.simulation.scoring import goal_reached
+    from turngate.simulation.scripted import user_for
+
+    api = registered
+
+    class EchoKeys(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        word: str
+
+    class Echo:
+        def __init__(self, persona, scenario, seed):
+            self.word = scenario.facts.word
+
+        def decide(self, answers, goal_reached=False):
+            if goal_reached or len(answers) >= 2:
+                return api.UserDecision(None, "goal_reached" if goal_reached else "bored")
+            return api.UserDecision(api.UserMove(f"{self.word} {len(answers)}", "echo"))
+
+    api.register_simulated_user("echo", Echo, scenario_fields=EchoKeys, tactics={"shout": "shout it"})
+    api.register_goal_check("said", lambda word, turn: word in turn.answer, value_type=str)
+    path = tmp_path / "scenarios.toml"
+    path.write_text('user = "echo"\n[[scenario]]\nid = "e"\ntitle = "t"\ngoal = "g"\ncontext = "c"\nword = "hi"\n'
+                    'avoid = ["shout"]\nexpected_output = "o"\nexpect = {}\n'
+                    '[scenario.goal_reached]\ndescription = "d"\nsaid = "hello"\n')
+    (s,) = load_scenarios(path)
+    assert s.user == "echo" and s.facts.word == "hi"
+    user = user_for(P["patient_novice"], s, 0)
+    assert user.decide([]).move.text == "hi 0" and user.decide(["a", "b"]).ended == "bored"
+    assert goal_reached(s.goal_reached, Turn(version="x", model="m", answer="hello there"))
+    assert not goal_reached(s.goal_reached, Turn(version="x", model="m", answer="bye"))
+    for old, new, problem in [('word = "hi"', 'wurd = "hi"', "wurd: unknown key"),
+                              ('said = "hello"', "said = 3", "said: Input should be a valid string"),
+                              ('said = "hello"', 'sed = "hello"', "sed: unknown key"),
+                              ('avoid = ["shout"]', 'avoid = ["whisper"]', "user 'echo' has no tactic 'whisper'"),
+                              ('user = "echo"', 'user = "ekko"', "no simulated user 'ekko' is registered")]:
+        path.write_text(path.read_text().replace(old, new))
+        with pytest.raises(DatasetError, match=problem):
+            load_scenarios(path)
+        path.write_text(path.read_text().replace(new, old))
+    with pytest.raises(ValueError, match="built-in"):
+        api.register_simulated_user("scripted", Echo)
+
+
+def test_the_scripted_user_and_the_generic_calls_goal(tmp_path):
+    from turngate.core.turn import ToolCall, Turn
+    from turngate.simulation.scoring import goal_reached
+    from turngate.simulation.scripted import user_for
+
+    path = tmp_path / "scenarios.toml"
+    path.write_text('[[scenario]]\nid = "q"\ntitle = "t"\ngoal = "Ask twice."\ncontext = "c"\nscript = ["one", "two"]\n'
+                    'expected_output = "o"\nexpect = {}\n[scenario.goal_reached]\ndescription = "d"\n'
+                    'calls = [{ name = "lookup", args = { q = "two" } }]\n')
+    (s,) = load_scenarios(path)
+    user = user_for(P["angry_switcher"], s, 0)
+    assert s.user == "scripted" and [user.decide(["x"] * k).move.text for k in (0, 1)] == ["one", "two"]
+    assert user.decide(["x", "y"]).ended == "script_done" and user.decide(["x"], True).ended == "goal_reached"
+
+    def turn(result, error=None):
+        return Turn(version="x", model="m", tool_calls=[ToolCall(name="lookup", arguments={"q": "Two!"},
+                                                                 result=result, error=error)])
+
+    assert goal_reached(s.goal_reached, turn({"ok": True})) and goal_reached(s.goal_reached, turn("found"))
+    assert not goal_reached(s.goal_reached, turn({"ok": False}))  # answered, but not ok
+    assert not goal_reached(s.goal_reached, turn(None, "boom")) and not goal_reached(s.goal_reached, turn(None))
+    path.write_text(path.read_text().replace('script = ["one", "two"]\n', 'script = ["one"]\norder = "A-1"\n'))
+    with pytest.raises(DatasetError, match="order: unknown key"):
+        load_scenarios(path)

@@ -50,12 +50,15 @@ _EXPORTS = {
     "register_simulated_user": "turngate.simulation.hooks:register_simulated_user",
     "find_pii": "turngate.core.pii:find", "unprompted_pii": "turngate.core.pii:unprompted",
     "PII_SOURCE": "turngate.core.pii:SOURCE",
+    "register_goal_check": "turngate.simulation.hooks:register_goal_check",
+    "UserMove": "turngate.simulation.hooks:UserMove", "UserDecision": "turngate.simulation.hooks:UserDecision",
 }
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name loads on first use
     pass
+    from turngate.simulation.hooks import UserDecision, UserMove, register_goal_check, register_simulated_user  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

@@ -24,10 +24,10 @@ from turngate.core.errors import ConfigError
 from turngate.core.project import project
 from turngate.jobs.target import DEFAULT_AGENT
 from turngate.output.console import console
-from turngate.scoring.scorers import make_evaluators
+from turngate.scoring.scorers import judge_scorers, make_evaluators, scorer_names
 from turngate.simulation.report import print_summary, summarise, write_summary
 from turngate.simulation.run import Settings, known_turns, run_all, write_records
-from turngate.simulation.specs import load_personas, load_scenarios, pick
+from turngate.simulation.specs import known_tactics, load_personas, load_scenarios, pick
 from turngate.sources.dataset import load_rows
 
 
@@ -91,9 +91,14 @@ def main(argv: list[str] | None = None) -> int:
 
     # unknown agent, version or model: a one-line error here, before any conversation
     agent = load_target(a.agent, TargetOptions(version=a.version, model=a.model, timeout=a.timeout))
-    personas = pick(load_personas(a.personas), a.only_persona, "--only-persona")
     scenarios = pick(load_scenarios(a.scenarios), a.only_scenario, "--only-scenario")
-    evaluators = make_evaluators(a.judge)
+    # persona tactics are the scenarios' users' own names (the scripted user knows none)
+    personas = pick(load_personas(a.personas, tactics=known_tactics(scenarios)), a.only_persona, "--only-persona")
+    # Every registered scorer; the judge-backed ones only with a judge (there is no default one)
+    skipped = sorted(judge_scorers()) if not a.judge else []
+    evaluators = make_evaluators(a.judge, names=[n for n in scorer_names() if n not in skipped])
+    if skipped:
+        console.print(f"[dim]no --judge: {', '.join(skipped)} not scored[/]")
     settings = Settings(version=a.version or str(getattr(agent, 'version', '') or ''), model=a.model, sim_model=str(parse_spec(a.sim_model)), judge=a.judge,
                         seeds=a.seeds, max_turns=a.max_turns, evaluators=evaluators, timeout=a.timeout,
                         known=known_turns(load_rows(a.dataset)), target=agent)

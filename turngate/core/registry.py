@@ -10,6 +10,8 @@ Tables, each written only through the register_* functions of the public API (tu
     offline_model   the chat model `offline` names
     escalation      how the agent hands a case to a human: predicates over a Turn's tool calls
     server_fault    how a --fault reaches the agent's tool server: hooks giving the environment to set
+    simulated_users name -> a project's simulated user for `evals simulate` (turngate/simulation/hooks.py)
+    goal_checks     name -> a project's goal check a scenario's goal_reached may use (same module)
 
 Importing this module registers nothing; plug-ins are imported by `load_plugins()` (core/plugins.py),
 which is idempotent and thread-safe. Writes and reads of a table take the registry's lock.
@@ -34,6 +36,8 @@ class Registry:
     offline_model: list[Callable[..., Any]] = field(default_factory=list)
     escalation: list[Callable[[list], Any]] = field(default_factory=list)  # calls -> the escalating call or None
     server_fault: list[Callable[[str], dict[str, str]]] = field(default_factory=list)
+    simulated_users: dict[str, Any] = field(default_factory=dict)  # name -> hooks.SimulatedUser
+    goal_checks: dict[str, Any] = field(default_factory=dict)  # name -> hooks.GoalCheckHook
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
 

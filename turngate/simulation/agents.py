@@ -9,7 +9,7 @@ per-criterion occurrence) and are deterministic.
 
 The target keeps one live conversation per simulated dialogue when the Target offers one
 (`target.conversation(seed)`, an object with `await ask(text, timeout=) -> Turn` and
-`await aclose()`; Northwind's opens one server world and one message history): each step adds
+`await aclose()`, e.g. one tool-server session and one message history): each step adds
 the newest user turn to the same history, so the agent answers exactly the history the
 simulated user saw, also with a real model. A plain Target is replayed: the turns so far
 are sent again as `{"turns": [...]}` each step. The Turn after every prefix is kept and later re-scored exactly
@@ -29,8 +29,8 @@ from turngate.record.results import ScorerVerdict as Verdict
 from turngate.sources.dataset import DatasetError
 
 from .convert import conversation_row, criteria, to_scenario
-from .policy import policy_for
 from .scoring import goal_reached, score
+from .scripted import user_for
 from .specs import PersonaSpec, ScenarioSpec
 
 
@@ -143,29 +143,32 @@ class ScenarioLookup:
 
 
 class OfflineUser(UsageTracking):
-    """evaluatorq user simulator backed by UserPolicy (no LLM)."""
+    """evaluatorq user simulator backed by each scenario's offline user (scripted.user_for; no LLM)."""
 
     name = "OfflineUserSimulator"
 
     def __init__(self, persona: PersonaSpec, scenarios: list[ScenarioSpec], seed: int):
         self.persona, self.seed = persona, seed
         self._lookup = ScenarioLookup(scenarios)
-        self.policy = None
+        self.user = None
         self.reset_usage()
 
     def update_context(self, *, persona_context: str | None = None, scenario_context: str | None = None) -> None:
         scenario = self._lookup.by_user_context.get(scenario_context or "")
         if scenario is None:
             raise RuntimeError("OfflineUser: evaluatorq passed a scenario this simulator was not built with")
-        self.policy = policy_for(self.persona, scenario, self.seed)
+        self.user = user_for(self.persona, scenario, self.seed)
 
     async def generate_first_message(self, messages=None) -> str:
-        return self.policy.opening().text
+        decision = self.user.decide([], False)
+        if decision.move is None:
+            raise RuntimeError(f"OfflineUser: the user stopped before its first message ({decision.ended})")
+        return decision.move.text
 
     async def respond_async(self, messages, *, llm_purpose: str | None = None, **_) -> str:
         # Roles arrive inverted: the agent's answers are 'user' rows here.
         _, answers = split_roles(messages, "user")
-        decision = self.policy.decide(answers)
+        decision = self.user.decide(answers, False)
         if decision.move is None:  # the judge ends the conversation before this; reaching here is a bug
             raise RuntimeError(f"OfflineUser asked to speak after it stopped ({decision.ended})")
         return decision.move.text
@@ -181,7 +184,7 @@ class SimJudge(UsageTracking):
                  evaluators: list[dict], max_turns: int, stop_rule=None):
         self.persona, self.seed, self.convs = persona, seed, convs
         self.evaluators, self.max_turns = evaluators, max_turns
-        self.stop_rule = stop_rule  # for an LLM-played user: (answers, reached) -> reason | None
+        self.stop_rule = stop_rule  # for an LLM-played user: (scenario, answers, reached) -> reason | None
         self._lookup = ScenarioLookup(scenarios)
         self.scenario: ScenarioSpec | None = None
         self.reset_usage()
@@ -193,8 +196,8 @@ class SimJudge(UsageTracking):
 
     def _stop(self, answers: list[str], reached: bool) -> str | None:
         if self.stop_rule is not None:
-            return self.stop_rule(answers, reached)
-        decision = policy_for(self.persona, self.scenario, self.seed).decide(answers, reached)
+            return self.stop_rule(self.scenario, answers, reached)
+        decision = user_for(self.persona, self.scenario, self.seed).decide(answers, reached)
         return decision.ended if decision.move is None else None
 
     async def evaluate(self, messages) -> Judgment:

@@ -91,7 +91,7 @@ def conversation_row(s: ScenarioSpec | dict, turns: list[str], *, row_id: str, s
     """The dataset row for a simulated conversation: its user turns, the scenario's
     expectations. Validated by the dataset layer itself (DatasetError, one line)."""
     data = s if isinstance(s, dict) else {"expect": s.expect, "expected_output": s.expected_output, "tags": s.tags}
-    tags = ["from-simulation", "multi-turn", "refund"] + list(data.get("tags", [])) + list(extra_tags or [])
+    tags = ["from-simulation", "multi-turn"] + list(data.get("tags", [])) + list(extra_tags or [])
     point = {"id": row_id,
              "inputs": {"turns": list(turns), "tags": list(dict.fromkeys(tags)), "source": source,
                         "expect": data["expect"]},

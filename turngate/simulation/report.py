@@ -43,7 +43,7 @@ def write_summary(summary: dict, out_dir: Path) -> Path:
 
 
 def print_summary(summary: dict, out_dir: Path, *, max_rows: int = 40) -> None:
-    console.print(f"[bold]simulation of {summary['version']}[/]: {summary['conversations']} conversations "
+    console.print(f"[bold]simulation of {summary['version'] or 'the agent'}[/]: {summary['conversations']} conversations "
                   f"({len(summary['scenarios'])} scenarios x {len(summary['personas'])} personas x "
                   f"{summary['seeds']} seed(s)); user stopped: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(summary["ended"].items())))

@@ -25,7 +25,8 @@ from .convert import conversation_row, to_persona, to_scenario
 from .scoring import failing, goal_reached, locate, order, score
 from .specs import PersonaSpec, ScenarioSpec
 
-SCHEMA = "northwind-evals/simulation@1"
+SCHEMA = "turngate/simulation@1"
+READS = (SCHEMA, "northwind-evals/simulation@1")  # the files written before the rename read the same
 
 
 class Failure(BaseModel):
@@ -48,14 +49,14 @@ class ConversationRecord(BaseModel):
     version: str
     model: str
     sim_model: str
-    judge: str
+    judge: str | None  # the policy judge (None: judge-backed scorers were not run)
     turns: list[str]
     turn: dict[str, Any]
     verdicts: dict[str, Verdict]
     goal_reached: bool | None
     failure: Failure | None
     failures: list[Failure] = Field(default_factory=list)
-    ended: str  # why the user stopped (policy.py) or max_turns / error
+    ended: str  # why the user stopped (its decide(), e.g. goal_reached, script_done) or max_turns / error
     known_rows: list[str] = Field(default_factory=list)  # dataset rows with the same user turns
     scenario_spec: dict[str, Any]  # expect, expected_output, tags, goal: what promote needs
     evaluatorq: dict[str, Any] = Field(default_factory=dict)  # evaluatorq's own view of the result
@@ -69,7 +70,7 @@ class Settings:
     version: str
     model: str | None
     sim_model: str
-    judge: str
+    judge: str | None  # the policy judge (None: judge-backed scorers were not run)
     seeds: int
     max_turns: int
     evaluators: list[dict]
@@ -185,7 +186,7 @@ def load_record_file(path: str | Path) -> ConversationRecord:
         raise DatasetError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: not JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+    if not isinstance(data, dict) or data.get("schema") not in READS:
         raise DatasetError(f"{path}: not a simulated conversation (expected schema {SCHEMA!r}; "
                            "pass a results/sim-*/<conversation>.json file)")
     try:

@@ -9,21 +9,23 @@ is exactly the conversation's state after user turn k. For a failing scorer:
                  (the last turn it passed on, plus one).
 
 Prefix 0 is the empty conversation (no turns, no tool calls). A scorer that already
-fails there checks for something that never happened (a refund that should have been
-paid, a fact the answer should state); it went wrong when the user stopped without
+fails there checks for something that never happened (an action that should have been
+taken, a fact the answer should state); it went wrong when the user stopped without
 it, so after_turn is the last turn. A scorer that passes there and fails later was
 broken by something the agent did in reply to turn `after_turn`.
 """
 from __future__ import annotations
 
-from turngate.core.turn import Turn
+from turngate.core.errors import ConfigError
+from turngate.core.turn import ToolCall, Turn
 from turngate.record.results import ScorerVerdict as Verdict
 from turngate.scoring.escalation import escalated
 from turngate.scoring.grading import grade
 from turngate.scoring.scorers import scorer_names
-from turngate.sources.dataset import Row, normalise
+from turngate.sources.dataset import Row, matches, normalise
 
 from .convert import GOAL
+from .hooks import goal_checks
 from .specs import GoalCheck
 
 
@@ -32,14 +34,30 @@ def order() -> list[str]:
     return [*scorer_names(), GOAL]
 
 
-def goal_reached(check: GoalCheck, turn: Turn) -> bool:
-    """Read off the Turn: the server's write log and tool replies, not the answer's claims."""
-    refunded = {str(w.get("order_id", "")).upper() for w in turn.writes if w.get("action") == "refund"}
-    if any(o not in refunded for o in check.refunded):
+def answered_ok(call: ToolCall) -> bool:
+    """The call got a reply that is not an error (and, when the reply has an `ok` field, it is true)."""
+    if call.result is None or call.error is not None:
         return False
+    return not (isinstance(call.result, dict) and "ok" in call.result and call.result["ok"] is not True)
+
+
+def goal_reached(check: GoalCheck, turn: Turn) -> bool:
+    """Read off the Turn: its tool calls and replies (and a project's goal checks), not the answer's claims."""
+    for spec in check.calls:
+        if not any(c.name == spec.name and matches(c.arguments, spec.args) and answered_ok(c) for c in turn.tool_calls):
+            return False
     if check.escalated is not None:
         if escalated(turn.tool_calls) != check.escalated:
             return False
+    extra = check.model_extra or {}
+    if extra:
+        hooks = goal_checks()
+        for key, value in extra.items():
+            hook = hooks.get(key)
+            if hook is None:  # validated when the scenario loaded; a plug-in that went away since
+                raise ConfigError(f"goal_reached.{key}: no goal check {key!r} is registered")
+            if not hook.check(value, turn):
+                return False
     answer = normalise(turn.answer)
     return all(any(normalise(option) in answer for option in group) for group in check.answer)
 

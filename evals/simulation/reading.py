@@ -1,12 +1,13 @@
-"""What a user takes from the agent's answer: done, handed over, refused (and why), or a
-question back. The simulated user reacts to the text it was shown, as a customer
-would; whether money really moved is read off the Turn by the scorers, not here."""
+"""What Northwind's simulated customer takes from the agent's answer: done, handed over,
+refused (and why), or a question back. The simulated user reacts to the text it was shown,
+as a customer would; whether money really moved is read off the Turn by the scorers and the
+`refunded` goal check, not here."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from turngate.sources.dataset import normalise
+from turngate.plugin import normalise
 
 _NEG = re.compile(r"\b(not|no|never|can't|cannot|can not|couldn't|could not|won't|unable|already|isn't|wasn't)\b")
 _DONE = re.compile(r"\brefunded \d|\bi(?:'ve| have)? (?:refunded|issued|processed)\b|\brefund (?:of [^.]{0,40})?"
