@@ -1,21 +1,22 @@
-"""A tiny FAQ bot: the smallest agent the gate can run that is not the Northwind one.
+"""A tiny FAQ bot: about the smallest agent the gate can run.
 
-One tool, `search_faq`, over an in-module FAQ; no server, no model, deterministic. It is an
-evals Target as it stands: `async target(inputs, seed) -> Turn`, named by its import path:
+One tool, `search_faq`, over an in-module FAQ; no server, no model, deterministic. It is a
+turngate Target as it stands: `async target(inputs, seed) -> Turn`, named by its import path:
 
-    python evals/regression.py --agent examples.faq_bot:target \\
+    evals gate --agent examples.faq_bot:target \\
         --dataset examples/faq_bot/dataset.jsonl --thresholds examples/faq_bot/thresholds.toml
 
 `broken_target` is the same bot with a regression (it answers from memory instead of
-searching, and gets facts wrong); the same command with it exits 1.
+searching, and gets facts wrong); the same command with it exits 1. It imports only the public
+plug-in API (turngate.plugin), so this file works as it stands as a project's own
+`app/agent.py` (tests/test_standalone.py gates it that way, through the installed wheel).
 """
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from turngate.jobs.target import user_turns
-from turngate.core.turn import Message, ToolCall, Turn
+from turngate.plugin import Message, ToolCall, Turn, user_turns
 
 FAQ = {
     "returns": ("How long do I have to return an item?",
