@@ -1,5 +1,5 @@
 """Calibrate the gate from an accepted run: propose bars and store the accepted per-row
-counts as the reference (evals/thresholds.toml + evals/reference.json).
+counts as the reference (the bars file, and reference.json beside it).
 
     python evals/calibrate.py --version v3 --trials 100 [--against v1] [--write]
     python evals/calibrate.py --version v3 --seeds 0-99 --write
@@ -26,12 +26,16 @@ tests means and rows against it (turngate/verdict/decide.py).
 
 Refuses to write (exit 2, files untouched) when fewer than 3 trials ran, when any run
 errored (crash, timeout, missing key), when a bar would be 0, or when the previous version
-(--against, default v1, run on the same seeds) would pass the proposed bars.
+(--against, default v1, run on the same seeds) would pass the proposed bars. --write never
+replaces an existing bars file or reference without --force: it prints what would change
+(each scorer's old bar -> new bar, the reference's rows x runs) and the command that writes
+them from the stored run with --force.
 """
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import shlex
 import sys
 import threading
@@ -67,8 +71,8 @@ from turngate.record.summaries import Tally
 from turngate.scoring.scorers import judge_scorers, make_evaluators, scorer_names, select
 from turngate.sources.row_sources import source_for
 from turngate.verdict.reference import DEFAULT_PATH as REFERENCE_PATH
-from turngate.verdict.reference import build_reference, dump_reference
-from turngate.verdict.thresholds import DEFAULT_PATH, Bar, Thresholds, dump_toml
+from turngate.verdict.reference import build_reference, dump_reference, load_reference
+from turngate.verdict.thresholds import DEFAULT_PATH, Bar, Thresholds, dump_toml, load_thresholds
 
 MARGIN = {"code": 0.02, "judge": 0.05}
 MIN_TRIALS = 3
@@ -228,7 +232,7 @@ def run_seeds(agents, loaded, rows, seeds, settings, evaluators, argv, path):
 def write_command(source: Path | str, a: argparse.Namespace, against: str | None, reference_given: bool) -> str:
     """The command that writes these bars and this reference from the stored run, as this run
     would have with --write: the same files, scorers and --against check."""
-    cmd = ["python", "evals/calibrate.py", "--from", portable(str(source)), "--write"]
+    cmd = [*shlex.split(cli.command("calibrate")), "--from", portable(str(source)), "--write"]
     if Path(a.thresholds).resolve() != Path(DEFAULT_PATH).resolve():
         cmd += ["--thresholds", portable(a.thresholds)]
     if reference_given:
@@ -240,14 +244,60 @@ def write_command(source: Path | str, a: argparse.Namespace, against: str | None
     return shlex.join(cmd)
 
 
+def bar_changes(path: str, bars: dict[str, Bar]) -> list[str]:
+    """What writing these bars over the file at path changes, per scorer (old bar -> new bar)."""
+    if not Path(path).exists():
+        return [f"  {path}: new ({len(bars)} bars)"]
+    try:
+        old = load_thresholds(path).bars()
+    except ConfigError as exc:
+        return [f"  {path}: replaces a file that is not a readable bars file ({exc}) with {len(bars)} bars"]
+    lines = [f"  {path}:"]
+    for name in dict.fromkeys([*old, *bars]):
+        before = f"{old[name]:.2f}" if name in old else "(none)"
+        after = f"{bars[name].bar:.2f}" if name in bars else "(dropped)"
+        same = name in old and name in bars and abs(old[name] - bars[name].bar) < 1e-9
+        lines.append(f"    {name}: {before} -> {after}" + ("  (unchanged)" if same else ""))
+    return lines
+
+
+def reference_change(path: str, reference) -> str:
+    """What writing this reference over the file at path changes: rows x runs before -> after."""
+    new = f"{len(reference.rows)} rows x {len(reference.seeds)} runs"
+    if not Path(path).exists():
+        return f"  {path}: new ({new})"
+    try:
+        old = load_reference(path)
+    except ConfigError as exc:
+        return f"  {path}: replaces a file that is not a readable reference ({exc}) with {new}"
+    return f"  {path}: {len(old.rows)} rows x {len(old.seeds)} runs -> {new}"
+
+
+def write_new(texts: dict[Path, str], force: bool) -> None:
+    """Write each file; without --force each is created exclusively (O_EXCL), so a file that
+    appeared since the check is never replaced, and none is written unless all can be."""
+    if not force:
+        made = []
+        try:
+            for path in texts:
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                made.append(path)
+        except FileExistsError as exc:
+            for path in made:
+                path.unlink(missing_ok=True)
+            raise ConfigError(f"calibrate --write: {exc.filename} already exists; use --force to replace it") from None
+    for path, text in texts.items():
+        path.write_text(text)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=cli.command("calibrate"), description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     p.add_argument("--agent", default=DEFAULT_AGENT, metavar="MODULE:CALLABLE", help="the target (see regression.py)")
-    p.add_argument("--version", help="agent version, for a factory target (Northwind: default v3)")
+    p.add_argument("--version", help="agent version, for a factory target (default: the factory's own)")
     p.add_argument("--trials", type=int, help=f"accepted runs per row, seeds 0..N-1 (default {DEFAULT_TRIALS})")
     p.add_argument("--seeds", help="which seeds instead: 0-99, 1,3,5")
     p.add_argument("--against", default=None,
-                   help="previous version the bars must fail, run on the same seeds (default: v1 for the Northwind agent, none otherwise)")
+                   help="previous version the bars must fail, run on the same seeds (default: [tool.turngate] against for the project's agent, none otherwise)")
     p.add_argument("--model")
     p.add_argument("--judge", default=project().value("judge"),
                    help="the policy judge, when policy_judge is calibrated (default: [tool.turngate] judge; none)")
@@ -264,6 +314,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--scorers", nargs="+", metavar="NAME",
                    help="calibrate only these scorers (another agent's bars file lists only those that apply)")
     p.add_argument("--write", action="store_true", help="write the bars and the reference")
+    p.add_argument("--force", action="store_true",
+                   help="let --write replace an existing bars file or reference (without it: what would change, exit 2)")
     return p
 
 
@@ -275,11 +327,16 @@ def main(argv=None) -> int:
     if a.source and a.out:
         raise ConfigError("calibrate: --out names where a calibration run goes; --from runs nothing")
     out_dir = cli.check_out_dir(a.out or "results")
-    if a.against is None:  # the Northwind agent is checked against v1 by default; another agent has no versions
+    if a.against is None:  # the project's own agent is checked against [tool.turngate] against; another has no versions
         a.against = (project().value("against") or "none") if a.agent == DEFAULT_AGENT else "none"
     against = None if a.against in ("none", "") else a.against
     a.reference = a.reference or str(Path(a.thresholds).with_name(REFERENCE_PATH.name))
     selected = list(select(a.scorers)) if a.scorers else scorer_names()
+    if a.write:  # somewhere it can write, checked before any run (replacing a file is decided once the bars are known)
+        if Path(a.thresholds).resolve() == Path(a.reference).resolve():
+            raise ConfigError(f"calibrate: --reference {a.reference} is the --thresholds file; give each its own")
+        for path, flag in ((a.thresholds, "--thresholds"), (a.reference, "--reference")):
+            cli.check_new_file(path, flag, force=True, inputs=[a.source])
     if a.source:
         record = load_record(a.source)
         if line := record.incomplete():  # bars and counts from part of the runs would describe nobody
@@ -293,7 +350,7 @@ def main(argv=None) -> int:
         if len(seeds) < MIN_TRIALS:
             return refuse(f"a calibration needs at least {MIN_TRIALS} trials per row (got {len(seeds)})")
         agents = agents_for(a.agent, TargetOptions(version=a.version, model=a.model, timeout=120.0), against)
-        evaluators = [e for e in make_evaluators(a.judge) if e["name"] in selected]
+        evaluators = make_evaluators(a.judge, names=selected)  # only those scorers: a judge only when one is calibrated
         loaded = load_rows_for(source_for(a.dataset, a.dataset_id), agents[0])
         settings = Settings(model=a.model, judge=a.judge, trials=len(seeds), parallelism=a.parallelism,
                             upload=False, print_table=False)
@@ -355,8 +412,17 @@ def main(argv=None) -> int:
     reference.provenance = {k: v for k, v in provenance.items() if k != "method"}
     text = dump_toml(Thresholds(provenance=provenance, scorers=bars))
     if a.write:
-        Path(a.thresholds).write_text(text)
-        Path(a.reference).write_text(dump_reference(reference))
+        existing = [p for p in (a.thresholds, a.reference) if Path(p).exists()]
+        console.print(("--write replaces:" if a.force else "--write would replace:") if existing else "--write:",
+                      markup=False, highlight=False)
+        for line in [*bar_changes(a.thresholds, bars), reference_change(a.reference, reference)]:
+            console.print(line, markup=False, highlight=False)
+        if existing and not a.force:
+            files = " and ".join(existing)
+            return refuse(f"--write: {files} already exist{'s' if len(existing) == 1 else ''}; to replace "
+                          f"{'it' if len(existing) == 1 else 'them'}: "
+                          f"{write_command(a.source or path, a, against, reference_given)} --force")
+        write_new({Path(a.thresholds): text, Path(a.reference): dump_reference(reference)}, a.force)
         console.print(f"wrote {a.thresholds} and {a.reference}")
     else:
         console.print("not written; to write these bars and this reference from this run (no agent runs again):")
