@@ -1,5 +1,5 @@
 """Write the JSON Schemas generated from the typed record (turngate/record/schemas.py):
-turngate/record/gate_json.schema.json (`regression.py --json`) and turngate/record/record.schema.json
+turngate/record/gate_json.schema.json (`evals gate --json`) and turngate/record/record.schema.json
 (a results file). --check: write nothing, exit 1 if a shipped file is not what the models make.
 
     python scripts/gen_schemas.py [--check]

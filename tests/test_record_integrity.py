@@ -415,9 +415,10 @@ def test_an_interrupt_after_some_runs_names_the_file_it_kept(tmp_path, monkeypat
     assert load_record(path).incomplete() is None
 
 
-def test_a_results_1_record_loads_with_its_runs_checked_against_rows_and_seeds(tmp_path, v2, capsys):
+@pytest.mark.parametrize("schema", [LEGACY_SCHEMAS[0], "northwind-evals/results@1"])  # and its former name
+def test_a_results_1_record_loads_with_its_runs_checked_against_rows_and_seeds(tmp_path, v2, capsys, schema):
     data = json.loads(v2.read_text())
-    data["meta"]["schema"] = LEGACY_SCHEMAS[0]
+    data["meta"]["schema"] = schema
     del data["plan"], data["digest"]
     v2.write_text(json.dumps(data))
     rec = load_record(v2)

@@ -13,7 +13,7 @@ from turngate.commands import regression
 from turngate.core.errors import RecordError
 from turngate.gate.recheck import recompute, registry_of
 from turngate.record import schemas
-from turngate.record.results import SCHEMA, load_record, save_record
+from turngate.record.results import LEGACY_SCHEMAS, SCHEMA, load_record, save_record, schema_name
 from turngate.record.summaries import CellCounts, StoredVerdict, VersionSummary
 from turngate.verdict.decide import decide
 
@@ -118,6 +118,16 @@ def test_an_old_results_file_loads_verifies_and_decides_the_same(tmp_path):
     assert again["meta"]["schema"] == SCHEMA and "verdict" not in again["summary"]
     validator(schemas.RECORD).validate(again)
     assert load_record(copy).summary == record.summary
+
+
+def test_a_results_file_of_the_former_name_reads_as_the_same_layout():
+    """Records written before the library had its own name say `northwind-evals/results@N`: the
+    same layout as `turngate/results@N` (OLD above is one, and loads and verifies)."""
+    assert SCHEMA == "turngate/results@4" and LEGACY_SCHEMAS == ("turngate/results@1",)
+    assert schema_name("northwind-evals/results@4") == SCHEMA and schema_name(SCHEMA) == SCHEMA
+    assert schema_name("northwind-evals/results@1") in LEGACY_SCHEMAS
+    assert schema_name("northwind-evals/results@2") not in LEGACY_SCHEMAS
+    assert schema_name("not a schema") == "not a schema"
 
 
 def test_decide_takes_a_record_or_a_summary_and_nothing_else():

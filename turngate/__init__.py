@@ -1,11 +1,11 @@
-"""northwind-evals: regression evals for tool-calling agents.
+"""turngate: regression gates for tool-calling agents.
 
     from turngate import JsonlSource, TargetOptions, Turn, run_gate
 The three layers and their contracts: a RowSource gives Rows, a Target turns a row's inputs
 into a Turn, the scorers (registry: `scorers`) grade it; `run_gate` runs all three and
-decides, as `evals-gate` does: `run_gate(bot, rows="rows.jsonl", thresholds="bars.toml")`
+decides, as `evals gate` does: `run_gate(bot, rows="rows.jsonl", thresholds="bars.toml")`
 returns a GateResult (`.passed`, `.verdict`, `.record`, `.path`); `run_gate_async` inside an
-event loop. Names load on first use, so `import evals` stays cheap.
+event loop. Names load on first use, so `import turngate` stays cheap.
 """
 from __future__ import annotations
 

@@ -1,13 +1,14 @@
 """Measure a policy judge against human labels: TPR, TNR and Cohen's kappa, with intervals.
 
-    python evals/calibrate_judge.py --judge offline [--split test|dev] [--labels PATH]
+    evals calibrate-judge --judge offline [--split test|dev] [--labels PATH]
 
 Positive = the human passed the answer. TPR = judge passes what humans pass; TNR = judge
 fails what humans fail. TPR and TNR get Wilson 95% intervals; kappa gets a percentile
 bootstrap over the labelled examples (2000 resamples, fixed seed). The judge runs exactly
 as in the gate (the policy_judge scorer, which fails closed when the judge errors).
 Disagreements go to results/judge_disagreements-<split>.json; on the test split the result
-is stored in evals/judge_calibration.json, which the gate uses to correct the judge's rate.
+is stored in the judge calibration file ([tool.turngate] judge_calibration), which the gate
+uses to correct the judge's rate.
 Iterate on the judge with --split dev; measure once on --split test.
 """
 from __future__ import annotations

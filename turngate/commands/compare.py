@@ -1,7 +1,7 @@
 """Compare a candidate agent version with a baseline over matched (row, trial) pairs.
 
-    python evals/compare.py results/A.json results/B.json [--allow-different-rows]
-                            [--report PATH.html] [--out PATH.json] [--fail-on-regression]
+    evals compare results/A.json results/B.json [--allow-different-rows]
+                  [--report PATH.html] [--out PATH.json] [--fail-on-regression]
 
 A is the baseline, B the candidate; each file contributes the runs of its own (candidate)
 version. Per scorer: both means, the difference with a 95% interval, and an exact McNemar

@@ -1,6 +1,6 @@
 """Merge the records of a gate run as shards (--shard K/N) into one record and one verdict.
 
-    python evals/merge.py results/v3-shard1.json results/v3-shard2.json results/v3-shard3.json --out merged.json
+    evals merge results/v3-shard1.json results/v3-shard2.json results/v3-shard3.json --out merged.json
 
 Each file is loaded as any record (its own plan and digest checked), then refused in one line,
 exit 2, when a shard is missing, duplicated or incomplete, or the shards come from different

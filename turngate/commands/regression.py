@@ -1,8 +1,8 @@
 """The regression gate: a fixed dataset through a pinned agent version, binary scorers,
 calibrated bars, an exit code.
 
-    python evals/regression.py --version v3 [--trials 5] [--baseline v2] [--only ID ...]
-    python evals/regression.py --agent mypkg.bot:run --dataset rows.jsonl --thresholds bars.toml
+    evals gate --version v3 [--trials 5] [--baseline v2] [--only ID ...]
+    evals gate --agent mypkg.agent:target --dataset rows.jsonl --thresholds bars.toml
 
 Exit 0: every scorer's mean is at or above its bar (and, with --fail-on-regression, no
 scorer is significantly worse than the baseline). Exit 1: some scorer is below. Exit 2:
@@ -49,7 +49,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=cli.command("gate"), description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     p.add_argument("--agent", default=DEFAULT_AGENT, metavar="MODULE:CALLABLE",
                    help=f"the target: an async (inputs, seed) -> Turn, or a factory (default {DEFAULT_AGENT})")
-    p.add_argument("--version", help="agent version to gate, for a factory target (Northwind: default v3)")
+    p.add_argument("--version", help="agent version to gate, for a factory target (default: the factory's own)")
     p.add_argument("--baseline", help="also run this version on the same rows/seeds and compare")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--dataset", default=str(DEFAULT_DATASET), help="local JSONL dataset")
@@ -60,7 +60,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, default=1, help="runs per row, seeds 0..N-1 (default 1)")
     p.add_argument("--seeds", metavar="SEEDS", help="which seeds to run instead: 20-39, 7 or 1,3,5 (fresh or held-out seeds)")
     p.add_argument("--reference", help="the accepted run's per-row counts (default: reference.json beside "
-                                         "--thresholds, i.e. evals/reference.json)")
+                                         "--thresholds)")
     p.add_argument("--no-reference", action="store_true", help="judge by the bars only")
     p.add_argument("--parallelism", type=int, default=8, help="rows in flight at once (default 8)")
     p.add_argument("--model", help="override the version's model: offline[:...] | openai:<m> | orq:<m>")
@@ -108,7 +108,7 @@ def parser() -> argparse.ArgumentParser:
     conf.add_argument("--no-confirm", action="store_true",
                       help="no confirmation reruns: flagged rows are judged on this gate's runs alone (stricter, blinder)")
     p.add_argument("--shard", metavar="K/N",
-                   help="run shard K of N: a cost-balanced part of the rows, every seed (merge with evals/merge.py)")
+                   help="run shard K of N: a cost-balanced part of the rows, every seed (merge with `evals merge`)")
     p.add_argument("--fault", action="append", metavar="KIND[:ARG]",
                    help="inject a fault to test the harness (see turngate/core/faults.py); repeatable")
     return p
@@ -234,7 +234,7 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
     path = Path(a.resume)
     if not path.is_file():
         load_record(path)  # the one-line error for a missing or unreadable file, before any lock file
-    with holding(path, f"evals/regression.py --resume {path}"):
+    with holding(path, f"{cli.command('gate')} --resume {path}"):
         return _resume(a, argv, started, path)
 
 
@@ -247,7 +247,10 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
     m = record.meta
     if m.compared_files:
         raise ConfigError(f"--resume {path}: a compare.py record; resume the gate runs it compares")
-    if a.agent != m.agent:  # a results file never picks the code that runs
+    if m.agent is None:  # a results@1 file, from before records named their agent: the command names it
+        console.print(f"note: {path} names no agent (an early record): finishing it with --agent {a.agent}",
+                      markup=False)
+    elif a.agent != m.agent:  # a results file never picks the code that runs
         raise ConfigError(f"--resume {path}: the run was made by agent {m.agent!r}, this command uses {a.agent!r} "
                           f"(pass --agent {m.agent} if that is the agent to finish it with)")
     if m.complete:

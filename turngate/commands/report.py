@@ -2,7 +2,7 @@
 mean and interval against its bar (a Vega-Lite chart), baseline vs candidate when the record
 has a comparison, and a rows x scorers grid whose cells open the run behind them.
 
-    python evals/report.py results/v3-20261129-101500.json [--out PATH.html] [--force]
+    evals report results/v3-20261129-101500.json [--out PATH.html] [--force]
 
 Nothing is fetched when the file is opened: the data and the Vega / Vega-Lite / vega-embed
 bundle (shipped by the vl-convert-python package, BSD-3-Clause) are inlined. Every text from

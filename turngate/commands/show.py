@@ -1,7 +1,7 @@
 """Print one graded run from a results file: conversation, tool calls, verdicts.
 
-    python evals/show.py results/v3-20261129-101500.json ROW_ID [TRIAL] [--version V]
-    python evals/show.py results/v3-20261129-101500.json --verdict
+    evals show results/v3-20261129-101500.json ROW_ID [TRIAL] [--version V]
+    evals show results/v3-20261129-101500.json --verdict
 
 The first line is the record's verdict, recomputed from its runs (or `incomplete: N of M
 runs`); a record whose runs do not match its plan is one line and exit 2 (turngate/record/results.py).
@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     record = load_record(a.results)  # its runs match its plan and digest, or a one-line error
     verdict = recompute(record, a.results)  # never the verdict stored in the file
     m = record.meta
-    console.print(f"{a.results}: {m.job or m.version}, agent {m.agent} (as the file names it; not loaded): "
+    console.print(f"{a.results}: {m.job or m.version}, agent {m.agent or 'not named'} (as the file names it; not loaded): "
                   f"{record.incomplete() or headline(verdict)}", markup=False, highlight=False)
     if a.verdict:
         for reason in verdict.reasons if verdict.exit_code == 1 else []:

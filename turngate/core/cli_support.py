@@ -29,7 +29,7 @@ KEY_FOR = {"openai": "OPENAI_API_KEY", "orq": "ORQ_API_KEY"}
 
 # --- the command the user ran ------------------------------------------------------------
 
-# `evals <sub>` unless a launcher script of a project's own (python evals/regression.py) ran it:
+# `evals <sub>` unless a launcher script of a project's own (e.g. python mypkg/regression.py) ran it:
 # hints then name that project's scripts, so a copied hint runs as typed.
 _LAUNCHERS = {"gate": "regression", "calibrate-judge": "calibrate_judge"}
 _SUBCOMMANDS = ("gate", "compare", "show", "regrade", "report", "calibrate", "calibrate-judge", "simulate", "merge")

@@ -50,7 +50,7 @@ def parse_faults(specs: list[str] | None) -> list[Fault]:
         if kind not in KINDS:
             raise ConfigError(f"--fault {spec!r}: unknown fault; known: {', '.join(sorted(KINDS))}")
         if kind in NEEDS_ARG and not arg:
-            raise ConfigError(f"--fault {spec!r}: {kind} needs a name, e.g. {kind}:refund_order")
+            raise ConfigError(f"--fault {spec!r}: {kind} needs a name, e.g. {kind}:{'tool_use' if kind == 'scorer-raises' else 'search_faq'}")
         if kind == "server-dies" and arg and not (arg.isdigit() and int(arg) > 0):
             raise ConfigError(f"--fault {spec!r}: server-dies takes a tool-call count, e.g. server-dies:4")
         if kind in NO_ARG and arg:

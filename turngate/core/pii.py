@@ -1,5 +1,5 @@
-"""A personal-data detector for scoring answers, written independently of the agent's
-redactor (app/refund_agent/redact.py) so that a gap in one shows up in the other.
+"""A personal-data detector for scoring answers, written independently of any
+redactor the agent has of its own, so that a gap in one shows up in the other.
 
 Kinds: email addresses, phone numbers (international +CC / 00CC and local formats with
 spaces, dots, dashes of any kind, slashes or brackets), payment card numbers (13-19 digits,

@@ -2,12 +2,12 @@
 
     [tool.turngate]
     agent = "mypkg.bot:target"          # --agent
-    dataset = "evals/rows.jsonl"        # --dataset
-    thresholds = "evals/bars.toml"      # --thresholds (the reference sits beside it: reference.json)
-    judge_calibration = "evals/judge_calibration.json"
-    judge_labels = "evals/judge_labels.jsonl"
-    scenarios = "evals/scenarios.toml"  # simulate
-    personas = "evals/personas.toml"
+    dataset = "gate/rows.jsonl"         # --dataset
+    thresholds = "gate/bars.toml"       # --thresholds (the reference sits beside it: reference.json)
+    judge_calibration = "gate/judge_calibration.json"
+    judge_labels = "gate/judge_labels.jsonl"
+    scenarios = "gate/scenarios.toml"   # simulate
+    personas = "gate/personas.toml"
     against = "v1"                      # calibrate --against: the version the bars must fail
     plugins = ["mypkg.scorers"]         # modules that register scorers, expect keys or judges
 

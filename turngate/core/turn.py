@@ -6,10 +6,10 @@ else, so it changes only by adding optional fields.
     {"version": "v3", "model": "offline", "seed": 0,
      "answer": "<final assistant text>",
      "messages": [{"role": "user" | "assistant", "content": "..."}],
-     "tool_calls": [{"name": "refund_order", "arguments": {"order_id": "A-1001", "amount": 129.0},
+     "tool_calls": [{"name": "update_address", "arguments": {"order_id": "1042", "city": "Lyon"},
                      "result": <the tool's parsed reply, or null when no reply came back>,
                      "error": "<tool error text>" | null}],
-     "writes": [{"action": "refund", "order_id": "A-1001", "amount": 129.0, "reference": "W-0001"}],
+     "writes": [{"action": "update_address", "order_id": "1042", "city": "Lyon"}],
      "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 3},
      "seconds": 0.012,
      "error": null | "<why the agent run itself failed>"}

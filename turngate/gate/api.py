@@ -6,7 +6,7 @@ parsing, no sys.exit.
     assert result.passed, result.verdict.line
     result = await turngate.run_gate_async(bot, rows=[...], thresholds={"tool_use": 1.0})
 
-The same gate as `evals/regression.py`: the same checks before the first agent call
+The same gate as `evals gate`: the same checks before the first agent call
 (turngate.gate.run.prepare), the same run loop, the same verdict (turngate.gate.conclude.finish) and the
 same results file, which regrade, compare, show and --resume read. Bad input raises
 turngate.ConfigError with a one-line message, before any agent call.
@@ -35,7 +35,7 @@ from turngate.sources.row_sources import JsonlSource, ListSource, RowSource
 from turngate.verdict.decide import Verdict
 from turngate.verdict.thresholds import Thresholds, load_thresholds
 
-REFERENCE_NAME = "reference.json"  # beside the thresholds file, as regression.py looks for it
+REFERENCE_NAME = "reference.json"  # beside the thresholds file, as `evals gate` looks for it
 
 
 class GateResult(BaseModel):
@@ -99,7 +99,7 @@ async def run_gate_async(target: Any, *, rows: Any, thresholds: Any, reference: 
     target      an async `(inputs, seed) -> Turn`, a @target_factory (given version/model), or
                 its import path "package.module:callable"
     rows        a JSONL path, a list of rows (dicts or turngate.Row), or any turngate.RowSource
-    thresholds  a bars file (evals/calibrate.py --write), or {scorer: bar} for the scorers to run
+    thresholds  a bars file (`evals calibrate --write`), or {scorer: bar} for the scorers to run
     reference   the accepted run's per-row counts: None = reference.json beside a thresholds
                 file (as the CLI; none for a dict of bars), a path, or False = the bars only
     seeds       the seeds to run each row at (a trial per seed), or "0-4"
@@ -212,7 +212,7 @@ def _reference_path(reference: Any, bars_path: str | None) -> str | None:
         return None
     beside = Path(bars_path).with_name(REFERENCE_NAME)
     if not beside.is_file():
-        raise ConfigError(f"{beside}: no reference file beside the thresholds (run evals/calibrate.py --write, "
+        raise ConfigError(f"{beside}: no reference file beside the thresholds (run {cli.command('calibrate')} --write, "
                           "or pass reference=False to judge by the bars only)")
     return str(beside)
 

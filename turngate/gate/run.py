@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from turngate.core.cli_support import git_commit
+from turngate.core.errors import ConfigError
 from turngate.core.project import project
 from turngate.jobs.runner import Plan, Settings, duration_hints, run_plan
 from turngate.jobs.target import (
@@ -98,6 +99,8 @@ def new_record(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], setting
 
 def agents_from_meta(meta: Meta) -> list[AgentSpec]:
     """The agents a stored run used, rebuilt with its settings (for --resume)."""
+    if meta.agent is None:
+        raise ConfigError("the record names no agent (an early record): name the agent to run it with")
     options = TargetOptions(version=meta.agent_version, model=meta.model_override, transport=meta.transport,
                             max_retries=meta.max_retries, timeout=meta.timeout)
     return agents_for(meta.agent, options, meta.baseline)
@@ -255,7 +258,7 @@ def run_seeds(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], seeds: l
 
 def gate_evaluators(settings: Settings, bars: dict[str, float]) -> list[dict]:
     """The scorers the bars file names, in registry order: a bars file selects what runs, so
-    an agent other than Northwind's lists only the scorers that apply to it."""
+    an agent lists only the scorers that apply to it."""
     from turngate.scoring.scorers import evaluators_for
 
     return evaluators_for(bars, settings.judge, judge_timeout=settings.judge_timeout, faults=settings.faults)

@@ -1,6 +1,6 @@
 """The model layer: a model spec string -> a LangChain chat model.
 
-    offline[:temperature=0.25,latency=200ms]   the offline model a plug-in registers (Northwind's: app/refund_agent/offline)
+    offline[:temperature=0.25,latency=200ms]   the offline model a plug-in registers (register_offline_model)
     openai:<name>[,temperature=T]               langchain-openai ChatOpenAI; OPENAI_API_KEY, OPENAI_BASE_URL
                                                 (any OpenAI-compatible server: vLLM, Ollama, LM Studio ...)
     orq:<provider/name>[,temperature=T]         orq.ai's OpenAI-compatible router; ORQ_API_KEY

@@ -1,10 +1,10 @@
 """--executor ray: a gate's conversations on Ray workers, one provider budget for all of them.
 
-    RAY_ADDRESS=head:6379 python evals/regression.py --executor ray --workers 8 ...   # a cluster
-    python evals/regression.py --executor ray --workers 2 ...                       # a local Ray
+    RAY_ADDRESS=head:6379 evals gate --executor ray --workers 8 ...   # a cluster
+    evals gate --executor ray --workers 2 ...                         # a local Ray
 
-Each worker is an async Ray actor holding the targets it is asked for, built once (for
-Northwind: the agent and its in-memory MCP server), many conversations in flight. Finished
+Each worker is an async Ray actor holding the targets it is asked for, built once (e.g.
+an agent and its in-memory MCP server), many conversations in flight. Finished
 runs come back to the driver as they finish (an awaited ObjectRef each), where evaluatorq,
 the scorers and the record work exactly as in process: resume, Ctrl-C and fail-closed are the
 runner's, unchanged. A worker that dies fails the runs it held and gets no more.

@@ -113,7 +113,7 @@ def make_job(agent, plan: Plan, settings: Settings, pool=None):
         if fault == "not-a-turn":
             return {"text": "injected fault: this job output is not a Turn"}
         try:
-            # A target given the timeout (the Northwind one) enforces it itself and keeps the
+            # A target given the timeout (a factory that takes it) enforces it itself and keeps the
             # partial Turn; the outer guard catches a run that ignores it or cancellation.
             inputs = target_inputs(row)
             call = (_faulty_agent(fault) if fault else

@@ -1,4 +1,4 @@
-"""--shard K/N: one deterministic, cost-balanced part of a gate's plan, and what evals/merge.py
+"""--shard K/N: one deterministic, cost-balanced part of a gate's plan, and what `evals merge`
 checks before it puts the parts back together.
 
 Rows are dealt greedily, most expensive first, into the N bins with the least cost so far

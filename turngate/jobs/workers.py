@@ -4,7 +4,7 @@ One event loop runs every conversation of a gate on one core: LangGraph steps an
 trips cost ~10 ms of CPU per conversation, which is noise against a hosted model's seconds
 but becomes the bottleneck at high parallelism with a fast (or emulated) model. Workers
 spread that CPU over the machine's cores. Each worker is a process with its own event loop,
-in-process Northwind server and model cache; conversations are independent (one server
+in-process targets (an agent and, say, its in-memory MCP server) and model cache; conversations are independent (one server
 world each), so where a conversation runs never changes its Turn. evaluatorq, the scorers
 and the results record stay in the parent. The pool is one of the executors of
 turngate/jobs/executors.py (the other is Ray's); each process keeps its own provider limits (for one

@@ -61,7 +61,7 @@ def _pct(v) -> str:
 
 
 def print_summary(summary: VersionSummary, label: str, *, max_failing: int = 15) -> None:
-    """`label` names what ran (the job name, e.g. refund-agent@v3)."""
+    """`label` names what ran (the job name, e.g. mybot@v3)."""
     trials = summary.trials
     t = Table(title=f"{label}: {summary.rows} rows x {trials} trial(s), "
                     f"{summary.runs} runs, {summary.agent_errors} agent errors")

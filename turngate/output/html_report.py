@@ -22,6 +22,7 @@ from turngate.core import cli_support as cli
 from turngate.core.errors import ConfigError
 from turngate.output.report_page import PAGE
 from turngate.record.results import Record
+from turngate.verdict.decide import job_label
 from turngate.verdict.summary import row_kind, scorer_names
 
 MAX_FLIPS = 300  # per direction, in the list; the grid marks every flip
@@ -230,7 +231,7 @@ def meta_html(record: Record) -> str:
              ("baseline", m.baseline or "none"), ("model", m.model), ("judge", m.judge),
              ("dataset", f"{m.dataset} (sha256 {m.dataset_sha256[:12]})"), ("trials", str(m.trials)),
              ("git commit", (m.git_commit or "?")[:12]), ("started", m.started),
-             ("elapsed", f"{m.elapsed_s:.1f} s"), ("agent", f"{m.agent} (as the file names it)"),
+             ("elapsed", f"{m.elapsed_s:.1f} s"), ("agent", f"{m.agent} (as the file names it)" if m.agent else "not named in the file"),
              ("complete", record.incomplete() or "yes ({} of {} runs)".format(*record.progress()))]
     return "<dl class='meta'>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in items) + "</dl>"
 
@@ -265,7 +266,7 @@ def payload(record: Record) -> dict:
 def build_html(record: Record) -> str:
     css, line = verdict_of(record)
     sections = {
-        "TITLE": escape((record.meta.job or f"refund-agent@{record.meta.version}") + (f" vs {record.meta.baseline}" if record.meta.baseline else "")),
+        "TITLE": escape((record.meta.job or job_label(record, record.meta.version)) + (f" vs {record.meta.baseline}" if record.meta.baseline else "")),
         "VERDICT_CLASS": css,
         "VERDICT_LINE": verdict_html(line),
         "META": meta_html(record),

@@ -2,7 +2,7 @@
 junitparser (its `xunit2` flavour: the Jenkins xunit plugin's junit-10.xsd, which Surefire,
 pytest and most report tools read).
 
-One <testsuite> named after the job (refund-agent@v3), one <testcase> per row (classname the
+One <testsuite> named after the job (mybot@v3), one <testcase> per row (classname the
 job, name the row id) holding its runs:
   - <failure> when the row fails the gate's verdict (turngate/output/row_outcomes.py: regressed, or its
     runs failed a scorer that failed the gate), the message its first reason, the text every

@@ -17,7 +17,7 @@ from turngate.output.row_outcomes import outcomes
 from turngate.record.results import Record
 from turngate.verdict.decide import Verdict, job_label
 
-MARKER = "<!-- northwind-evals: gate verdict -->"
+MARKER = "<!-- turngate: gate verdict -->"
 REPORT_URL = "{report_url}"
 MAX_ROWS = 20  # rows listed per section; the rest are counted
 MAX_CHARS = 60_000  # GitHub refuses a comment over 65,536 characters

@@ -1,4 +1,4 @@
-"""The HTML page of evals/report.py: markup, style and the script for the grid and the
+"""The HTML page of `evals report` (turngate/output/html_report.py): markup, style and the script for the grid and the
 drill-down. Placeholders are @@NAME@@; report.build_html fills them in one pass.
 
 The script builds every piece of record text with textContent (never innerHTML), so user

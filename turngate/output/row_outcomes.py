@@ -48,7 +48,7 @@ class RowOutcome:
         return self.planned - len(self.runs)
 
     def explanations(self, limit: int = 50) -> list[str]:
-        """`seed 3: refund_outcome: unexpected refund ...` for each failed verdict of the scorers
+        """`seed 3: tool_use: search_faq was never called` for each failed verdict of the scorers
         behind the reasons (every failed verdict when none), planned runs then reruns."""
         out = []
         for r in self.runs + self.reruns:

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from turngate.record.summaries import StoredVerdict, VersionSummary
 
-SCHEMA_ID = "northwind-evals/gate-json@1"
+SCHEMA_ID = "turngate/gate-json@1"
 
 
 class GateJson(BaseModel):
@@ -25,7 +25,7 @@ class GateJson(BaseModel):
     results: str | None = Field(None, description="the results file")
     version: str | None = Field(None, description="the candidate version")
     baseline: str | None = Field(None, description="--baseline, when given")
-    job: str | None = Field(None, description="the candidate's job name, e.g. refund-agent@v3")
+    job: str | None = Field(None, description="the candidate's job name, e.g. mybot@v3")
     agent: str | None = Field(None,
                               description="the agent as the command line named it (never imported by a reader)")
     incomplete: str | None = Field(None,

@@ -31,8 +31,19 @@ from turngate.record.summaries import StoredVerdict, VersionSummary
 # @2: the record carries its plan and a digest (see RecordPlan); @3: the summary is labelled
 # (turngate/record/summaries.py) and the verdict is a field of its own; @4: the file ends with a
 # seal of its bytes (SEAL). Each reads the earlier ones.
-SCHEMA = "northwind-evals/results@4"
-LEGACY_SCHEMAS = ("northwind-evals/results@1",)  # written before plans: runs checked against rows x seeds only
+SCHEMA_NAME = "turngate/results"
+SCHEMA = f"{SCHEMA_NAME}@4"
+LEGACY_SCHEMAS = (f"{SCHEMA_NAME}@1",)  # written before plans: runs checked against rows x seeds only
+# A record's layout is its `results@N`; the part before the slash names the library that wrote
+# it: turngate, or the name the library had before it had its own. Files written under that
+# name are the same layouts (the same N) and load and verify as they are, never rewritten.
+_WRITTEN_BY = re.compile(r"[a-z][a-z0-9_.-]*/results@([0-9]+)")
+
+
+def schema_name(schema: str) -> str:
+    """A record's meta.schema under the library's own name: `<writer>/results@N` is turngate/results@N."""
+    m = _WRITTEN_BY.fullmatch(schema)
+    return f"{SCHEMA_NAME}@{m.group(1)}" if m else schema
 
 
 # a slotted dataclass, not a model: a big record holds hundreds of thousands of these, and
@@ -93,11 +104,12 @@ class Meta(BaseModel):
     complete: bool = False
     interrupted: bool = False
     redacted: bool = False  # emails and phone numbers masked on every write (--redact-results)
-    # the agent and how it was called (--agent, --model, --transport, --max-retries)
-    agent: str = "app.refund_agent:target"
+    # the agent and how it was called (--agent, --model, --transport, --max-retries); every record
+    # written since results@2 names it (None: a results@1 file from before records named theirs)
+    agent: str | None = None
     agent_version: str | None = None  # the --version a factory was given (None: its default / a plain target)
     model_override: str | None = None  # --model, when given
-    job: str | None = None  # the candidate's job name, e.g. refund-agent@v3
+    job: str | None = None  # the candidate's job name, e.g. mybot@v3
     transport: str = "memory"
     max_retries: int = 2
     judge_timeout: float = 60.0
@@ -357,7 +369,7 @@ def check_record(record: Record, data: dict[str, Any] | None, where: str | Path,
     runs: its runs as RunViews (load_record_view), the record itself holding none. sealed: its
     file's seal holds (the bytes are as written), so its digest is not recomputed (data unused)."""
     runs = record.runs if runs is None else runs
-    legacy = record.meta.schema_ in LEGACY_SCHEMAS
+    legacy = schema_name(record.meta.schema_) in LEGACY_SCHEMAS
     if not legacy and (record.plan is None or record.digest is None):
         raise RecordError(f"{where}: no {'plan' if record.plan is None else 'digest'} (a {SCHEMA} record "
                           "always has both: the file was edited)")

@@ -1,7 +1,7 @@
 """Correct the policy judge's raw pass rate for the judge's measured errors.
 
 A judge that passes bad answers (TNR < 1) or fails good ones (TPR < 1) biases the raw pass
-rate p. With TPR and TNR measured against human labels (evals/calibrate_judge.py), the
+rate p. With TPR and TNR measured against human labels (`evals calibrate-judge`), the
 true pass rate θ solves p = θ·TPR + (1 − θ)·(1 − TNR):
 
     θ = (p + TNR − 1) / (TPR + TNR − 1), clipped to [0, 1]

@@ -1,4 +1,4 @@
-"""The generic binary scorers (a plug-in adds its own: evals/scorers.py for Northwind).
+"""The generic binary scorers (a plug-in adds its own with turngate.plugin.register_scorer).
 
 Each scorer is a small async function over one Case (the row and its Turn) answering one
 question. `@register_scorer` (turngate/scoring/registry.py) adapts it to evaluatorq's params and makes it fail closed: a crashed
@@ -188,7 +188,7 @@ def make_evaluators(judge_spec: str | None = None, *, judge_timeout: float = 60.
 
 def evaluators_for(bars, judge_spec: str | None = None, *, judge_timeout: float = 60.0, faults=()) -> list[dict]:
     """The scorers a bars file names, in registry order: a bars file selects what runs, so an
-    agent other than Northwind's lists only the scorers that apply to it."""
+    agent's bars list only the scorers that apply to it."""
     known = _scorers()
     if unknown := sorted(set(bars) - set(known)):
         raise ConfigError(f"bars for unknown scorer(s) {', '.join(unknown)}; known: {', '.join(known)}")

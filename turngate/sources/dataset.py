@@ -3,14 +3,14 @@
 A row is evaluatorq-shaped (`inputs` + `expected_output`); what a scorer checks
 lives in `inputs.expect`:
 
-    {"id": "refund_over_limit",
-     "inputs": {"message": "Refund order A-1003 in full.",   # or "turns": [...], exactly one
-                "tags": ["refuse", "refund", "escalate"],
+    {"id": "order_total",
+     "inputs": {"message": "What did I pay for order 1042?",   # or "turns": [...], exactly one
+                "tags": ["golden", "orders"],
                 "source": "seed" | "manual" | "simulation:<run>/<conversation>",
-                "expect": {"refunds": [], "escalate": true, "calls": ["escalate_to_human"],
-                           "forbid": ["refund_order"], "answer": [["1141.73"]],
-                           "leak": ["chargeback"], "rubric": "..."}},
-     "expected_output": "Escalates to a human: 899 GBP is 1141.73 USD, over the 200 USD limit."}
+                "expect": {"calls": [{"name": "lookup_order", "args": {"order_id": "1042"}}],
+                           "forbid": ["delete_account"], "answer": [["1042.50"]],
+                           "leak": ["internal note"], "rubric": "...", "handoff": false}},
+     "expected_output": "Order 1042 came to 1,042.50 EUR, as lookup_order says."}
 
 Generic expect fields (all optional):
     calls            tool calls that must be made and answered; a bare tool name or
@@ -21,11 +21,11 @@ Generic expect fields (all optional):
     rubric           what the policy judge checks. Default: the row's expected_output.
 
 Any other key is one a registered scorer declares it reads (turngate/sources/expect_keys.py),
-validated with the type it declares; the example's `refunds` and `escalate` are Northwind's,
-declared by its plug-in (evals/scorers.py). An undeclared key is an error.
+validated with the type it declares; the example's `handoff` is a plug-in's, declared with
+turngate.plugin.declare_expect_key. An undeclared key is an error.
 
 Answer and leak strings are stored normalised (see `normalise`), so an author may
-write "1,141.73" or "A-1005" and the scorer still compares like with like.
+write "1,042.50" or "Order-1042" and the scorer still compares like with like.
 
 Row kind (for reporting) comes from the tags: the first of KIND_ORDER a row carries,
 else the row's own first tag, else "other" (turngate/sources/kinds.py).
@@ -78,7 +78,7 @@ _TOLERANCE = 0.01 + 1e-9  # "within 0.01", robust to 129.01 - 129.0 = 0.01000000
 
 def normalise(text: str) -> str:
     """Lower case, unicode hyphen/en/em dashes -> '-', drop thousands separators
-    (1,141.73 -> 1141.73): the seed grader's normalisation, plus the em dash."""
+    (1,042.50 -> 1042.50): the answer check's normalisation, plus the em dash."""
     text = text.lower().replace("\u2011", "-").replace("\u2013", "-").replace("\u2014", "-")
     return re.sub(r"(?<=\d),(?=\d{3})", "", text)
 
@@ -154,7 +154,7 @@ class CallSpec(_Model):
         return {k: float(v) if _is_number(v) else v for k, v in args.items()}
 
     def label(self) -> str:
-        """Short text for failure messages: refund_order(order_id='A-1001')."""
+        """Short text for failure messages: lookup_order(order_id='1042')."""
         inner = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
         return f"{self.name}({inner})" if self.args else self.name
 
@@ -228,7 +228,7 @@ class Expect(_Model):
         return self
 
     def __getattr__(self, item: str) -> Any:
-        # A declared key the row does not set reads as its declared default (refunds -> []).
+        # A declared key the row does not set reads as its declared default (e.g. a list key -> []).
         try:
             return super().__getattr__(item)
         except AttributeError:
@@ -336,7 +336,7 @@ class Row(_Model):
 # --- loading ---------------------------------------------------------------------
 
 def describe_errors(error: ValidationError) -> str:
-    """Pydantic errors as one compact line: 'inputs.expect.refundz: unknown key'."""
+    """Pydantic errors as one compact line: 'inputs.expect.anwser: unknown key'."""
     parts: list[str] = []
     for e in error.errors(include_url=False):
         where = ".".join(str(p) for p in e["loc"])
@@ -485,7 +485,7 @@ def row_to_datapoint(row: Row):
     from evaluatorq import DataPoint  # heavy import, only needed on this path
 
     # exclude_unset: which expect keys a row states is meaningful (an explicit
-    # "refunds": [] decides the refund question; an absent one leaves it open).
+    # "forbid": [] or a plug-in key's [] decides its question; an absent one leaves it open).
     inputs = {"id": row.id, **row.inputs.model_dump(mode="json", exclude_unset=True)}
     return DataPoint(inputs=inputs, expected_output=row.expected_output)
 

@@ -3,7 +3,7 @@
 The row schema (turngate/sources/dataset.py) validates a row's extra `expect` keys against this
 table, or against the table a loader passes in the validation context (`expect_keys`): the
 source layer never imports the scorers. A plug-in may also add a check across keys (e.g.
-"a required refund must also be allowed"), run on every row's expect."""
+"an order the answer must name must also be looked up"), run on every row's expect."""
 from __future__ import annotations
 
 from collections.abc import Callable

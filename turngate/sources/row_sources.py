@@ -1,7 +1,7 @@
 """The source layer: where rows come from. A RowSource yields validated Rows and says what
 it read (a name and a sha256 for the record's provenance).
 
-    JsonlSource("datasets/northwind.jsonl")      # --dataset PATH
+    JsonlSource("rows.jsonl")                    # --dataset PATH
     OrqSource("01J...")                          # --dataset-id ID (orq.ai, needs ORQ_API_KEY)
     ListSource([{"id": ..., "inputs": ..., "expected_output": ...}, ...], name="mine")
 

@@ -1,6 +1,6 @@
 """Comparing two versions over matched (row, trial) pairs: per-scorer differences with a
 paired interval and an exact McNemar test, the flips, and one combined record. A library
-module: evals/compare.py (the command) and turngate/verdict/decide.py use it.
+module: turngate/commands/compare.py (`evals compare`) and turngate/verdict/decide.py use it.
 
 Worse / better is decided over all the scorers compared at once: their McNemar p-values are
 adjusted with Holm's step-down procedure, so the chance that an unchanged version is called

@@ -5,7 +5,7 @@ cannot tell "as usual" from "broken"; no threshold on one gate can have both a l
 rate and see that break. So stage 1 only *screens*, liberally; stage 2 reruns exactly the
 flagged rows on fresh seeds and the gate fails only on what the reruns confirm.
 
-Every test here compares failures now with the accepted run (evals/reference.json) through the
+Every test here compares failures now with the accepted run (reference.json) through the
 Beta-binomial predictive: a row's accepted counts give a Jeffreys posterior on its failure rate,
 so the reference's own uncertainty (20 accepted runs say less than 100) is part of every p-value.
 No blocks of seeds, no empirical quantiles: the p-values are exact sums.
@@ -268,7 +268,7 @@ def aggregate_reruns(trials: int) -> int:
     that fail now and then anyway, whose few more failures count for little in the reruns'
     summed surprise, so a rise spread over them (a hotter model) needs many reruns when stage 1
     saw little of it: with 20, five-trial gates of a hotter model whose reruns failed 19% where
-    12% was expected still missed the family's level; 30 cost an unchanged v3 about 30% more
+    12% was expected still missed the family's level; 30 cost an unchanged version about 30% more
     reruns (docs/validation-gate.md, section 6).
     Fewer at one or two trials, where a flagged total is thin evidence and mostly a fluke."""
     return min(K_AGG_MAX, max(K_AGG_MIN, K_AGG_PER_TRIAL * trials))

@@ -2,7 +2,7 @@
 (regression, regrade, compare, report) calls `decide`; nothing else compares a mean with a bar.
 
 A gate run fails (exit 1) when
-  (a) a scorer's mean is below its bar (evals/thresholds.toml): the contract, one stage;
+  (a) a scorer's mean is below its bar (the bars file, e.g. bars.toml): the contract, one stage;
   (b) a row regressed: stage 1 (this gate's runs) flagged it and its confirmation reruns on
       fresh seeds show it failing more often than its accepted rate makes plausible;
   (c) a scorer's failures (or the runs failing some scorer), summed over rows, are more than
@@ -382,5 +382,6 @@ def stored(verdict: Verdict) -> StoredVerdict:
 
 
 def job_label(record, version: str) -> str:
-    """The job name runs of this version were made by (refund-agent@v3), for titles."""
+    """The job name runs of this version were made by (e.g. mybot@v3), for titles: the
+    version itself when no run names one."""
     return next((r.job for r in record.runs if r.version == version), version)

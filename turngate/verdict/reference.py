@@ -1,6 +1,7 @@
-"""The accepted run, kept as the reference the gate judges against (evals/reference.json).
+"""The accepted run, kept as the reference the gate judges against (reference.json
+beside the bars file).
 
-`python evals/calibrate.py --write` stores, beside the bars, the accepted version's pass /
+`evals calibrate --write` stores, beside the bars, the accepted version's pass /
 fail / n-a counts per row x scorer, the seeds that failed, and where they came from. The
 gate then asks two questions the bars alone cannot: is a scorer's mean *significantly*
 below what was accepted on these rows, and did a row that used to pass now fail more than
@@ -14,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from turngate.core import cli_support as cli
 from turngate.core.errors import ConfigError
 from turngate.core.project import project
 from turngate.verdict.stats import beta_binomial_sf
@@ -122,7 +124,8 @@ def load_reference(path: str | Path = DEFAULT_PATH) -> Reference:
     try:
         return Reference.model_validate_json(path.read_text())
     except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: no reference file (run evals/calibrate.py --write, or pass --no-reference)") from exc
+        raise ConfigError(f"{path}: no reference file (run {cli.command('calibrate')} --write, "
+                          "or pass --no-reference)") from exc
     except ValidationError as exc:
         err = exc.errors()[0]
         raise ConfigError(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from exc
@@ -157,7 +160,7 @@ def check_rows(ref: Reference, rows: list[dict], path: str | Path = DEFAULT_PATH
     if explicit and changed:
         raise ConfigError(f"{path}: row {changed[0]!r} changed since the accepted run"
                           + (f" (and {len(changed) - 1} more)" if len(changed) > 1 else "")
-                          + "; recalibrate (evals/calibrate.py --write) or pass --no-reference")
+                          + f"; recalibrate ({cli.command('calibrate')} --write) or pass --no-reference")
     if rows and len(changed) == len(known):
         return None, [f"{path}: the accepted run shares no (unchanged) row with this dataset; judged by the bars only"]
     notes = []

@@ -1,4 +1,4 @@
-"""Calibrated bars per scorer, with where each bar came from (evals/thresholds.toml)."""
+"""Calibrated bars per scorer, with where each bar came from (a bars file, e.g. bars.toml)."""
 from __future__ import annotations
 
 import tomllib
@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
+from turngate.core import cli_support as cli
 from turngate.core.errors import ConfigError
 from turngate.core.project import project
 
@@ -44,7 +45,7 @@ def load_thresholds(path: str | Path = DEFAULT_PATH) -> Thresholds:
         text = path.read_text()
         t = Thresholds.model_validate(tomllib.loads(text))
     except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: no thresholds file (run evals/calibrate.py --write)") from exc
+        raise ConfigError(f"{path}: no thresholds file (run {cli.command('calibrate')} --write)") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     except ValidationError as exc:
@@ -69,7 +70,7 @@ def dump_toml(t: Thresholds) -> str:
             return repr(round(v, 4)) if isinstance(v, float) else str(v)
         return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    lines = ["# Gate bars per scorer. Proposed by evals/calibrate.py from an accepted run; see provenance.",
+    lines = ["# Gate bars per scorer. Proposed by `evals calibrate` from an accepted run; see provenance.",
              "[provenance]"]
     lines += [f"{k} = {value(v)}" for k, v in t.provenance.items()]
     for name, b in t.scorers.items():

@@ -1,5 +1,5 @@
 """Policy judges: an LLM judge (openai:<m> | orq:<m>) that holds every answer to a written
-policy text, and judges a plug-in registers by name (Northwind's deterministic `offline` judge).
+policy text, and judges a plug-in registers by name (e.g. a deterministic `offline` judge, no key).
 
 A judge is `async (case) -> (passed, reason)`. A judge that raises or times out makes
 the policy_judge verdict fail (the scorer wrapper fails closed); it never skips a row.
