@@ -106,3 +106,35 @@ def test_the_plug_in_api_is_one_typed_module_whose_names_all_resolve():
         assert needed in api.__all__
     with pytest.raises(AttributeError):
         api.not_a_name  # noqa: B018
+
+
+def test_register_scorer_used_bare_registers_the_function():
+    from turngate.plugin import register_scorer
+    from turngate.scoring.registry import REGISTRY, unregister
+
+    @register_scorer
+    async def bare_scorer(case):
+        """Always passes."""
+        return True, "fine"
+
+    try:
+        assert "bare_scorer" in REGISTRY and callable(bare_scorer)
+    finally:
+        unregister("bare_scorer")
+
+
+def test_a_plug_in_in_the_current_folder_imports_without_a_project_file(tmp_path):
+    """No pyproject.toml, no PYTHONPATH: a plug-in beside the user, named in TURNGATE_PLUGINS."""
+    (tmp_path / "localplug.py").write_text("from turngate.plugin import register_judge\n"
+                                           "register_judge('local', lambda *, timeout=60.0: object())\n")
+    out = race(tmp_path, "local", env={"TURNGATE_PLUGINS": "localplug", "TURNGATE_DISABLE_PLUGIN_AUTOLOAD": "1"},
+               threads=2)
+    assert out["errors"] == [] and out["built"] == ["object", "object"]
+
+
+def test_a_plug_in_importing_a_missing_package_names_its_own_line(tmp_path):
+    (tmp_path / "needsdep.py").write_text("import json\nimport no_such_package_xyz\n")
+    code = "from turngate.scoring.scorers import scorer_names; scorer_names()"
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "TURNGATE_PLUGINS": "needsdep", "TURNGATE_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert f"{tmp_path / 'needsdep.py'}:2: plug-in needsdep: importing it failed: ModuleNotFoundError" in res.stderr

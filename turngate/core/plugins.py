@@ -57,7 +57,9 @@ def load_plugins() -> None:
                 try:
                     obj = load()
                 except ImportError as exc:
-                    raise ConfigError(f"plug-in {where}: cannot import it ({exc})") from None
+                    if exc.name and (where == exc.name or where.startswith(exc.name + ".")):  # the plug-in itself
+                        raise ConfigError(f"plug-in {where}: cannot import it ({exc})") from None
+                    raise ConfigError(import_failure(f"plug-in {where}: importing it failed", exc)) from None
                 except Exception as exc:  # a plug-in that raises at import: one line naming where
                     raise ConfigError(import_failure(f"plug-in {where}: importing it failed", exc)) from None
                 if callable(obj):  # an entry point may name a register() function instead of a module

@@ -69,9 +69,10 @@ def project(start: str | None = None) -> Project:
 def make_importable(root: Path | None = None) -> None:
     """Put the project's root folder first on sys.path (as pytest's rootdir): the modules its
     configuration names (`plugins`, `agent`) are the project's own, ahead of any installed
-    package of the same name, from whichever folder of the project a command runs."""
+    package of the same name, from whichever folder of the project a command runs. With no
+    project, the current folder (where `--agent app.agent:target` is looked for too)."""
     import sys
 
-    folder = root or project().root
-    if folder is not None and str(folder) not in sys.path:
+    folder = root or project().root or Path.cwd()
+    if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))

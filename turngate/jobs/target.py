@@ -16,8 +16,8 @@ attributes refine it:
                 --resume refuses when the file changed since
 
 An agent with versions or settings is a *factory* instead: `--agent` names a callable that
-takes a TargetOptions and returns a Target (mark it with `@target_factory`). The Northwind
-agent is one: `app.refund_agent:target` builds `refund-agent@<version>`.
+takes a TargetOptions and returns a Target (mark it with `@target_factory`), e.g.
+`mypkg.agent:target` building `mybot@<version>` from a version file per version.
 """
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def load_target(spec: str, options: TargetOptions) -> Target:
 
 def version_file_of(target: Any) -> dict[str, str] | None:
     """{"path", "sha256"} of the file a target's version was read from (its `version_file`
-    attribute, e.g. app/refund_agent/versions/v3.toml), or None: it has none."""
+    attribute, e.g. versions/v3.toml), or None: it has none."""
     import hashlib
     from pathlib import Path
 

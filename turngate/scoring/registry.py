@@ -95,7 +95,10 @@ def register_scorer(name: str | None = None, *, reads: Mapping[str, Any] | tuple
                     judge: bool = False, criterion: Callable | None = None):
     """Register the decorated scorer (or, with judge=True, judge factory) under `name` (default:
     the function's name). Returns what runs: the fail-closed evaluatorq scorer (`scorer(fn)`),
-    or for a judge its factory unchanged."""
+    or for a judge its factory unchanged. `@register_scorer` without parentheses works too."""
+    if callable(name):  # used bare: @register_scorer
+        return register_scorer()(name)
+
     def add(fn: Callable) -> Callable:
         key = name or fn.__name__
         origin = (fn.__module__, fn.__qualname__)

@@ -8,6 +8,7 @@ only the scenario. Within a call, evaluatorq runs that persona's scenarios side 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ from .scoring import failing, goal_reached, locate, order, score
 from .specs import PersonaSpec, ScenarioSpec
 
 SCHEMA = "turngate/simulation@1"
-READS = (SCHEMA, "northwind-evals/simulation@1")  # the files written before the rename read the same
+# `<writer>/simulation@1`: the layout is the version; files the library wrote under an earlier name read the same
+WRITTEN_BY = re.compile(r"[\w.-]+/simulation@1")
 
 
 class Failure(BaseModel):
@@ -186,7 +188,7 @@ def load_record_file(path: str | Path) -> ConversationRecord:
         raise DatasetError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: not JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema") not in READS:
+    if not isinstance(data, dict) or not WRITTEN_BY.fullmatch(str(data.get("schema"))):
         raise DatasetError(f"{path}: not a simulated conversation (expected schema {SCHEMA!r}; "
                            "pass a results/sim-*/<conversation>.json file)")
     try:
