@@ -15,3 +15,16 @@ def openai_env(monkeypatch):
 def _own_cache_dir(tmp_path_factory, monkeypatch):
     """No test reads or writes the user's cache (turngate/gate/sides.py remembers big results files)."""
     monkeypatch.setenv("TURNGATE_CACHE_DIR", str(tmp_path_factory.mktemp("evals-cache")))
+
+
+@pytest.fixture(scope="module")
+def small_gate_record(tmp_path_factory) -> str:
+    """The text of one small complete gate record of this repository's agent (real runs, judged
+    with its bars and reference): tests copy it fresh and read or edit the copy."""
+    from turngate.commands import regression
+
+    out = tmp_path_factory.mktemp("gate")
+    assert regression.main(["--only", "status", "refund_full_a1001", "--no-upload", "--quiet",
+                            "--out", str(out)]) == 0
+    (path,) = out.glob("*.json")
+    return path.read_text()

@@ -151,13 +151,9 @@ def test_two_gate_runs_in_the_same_second_keep_two_files(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def results(small_gate_record):
     """One small complete gate record (real runs), copied fresh for each test."""
-    out = tmp_path_factory.mktemp("gate")
-    assert regression.main(["--only", "status", "refund_full_a1001", "--no-upload", "--quiet",
-                            "--out", str(out)]) == 0
-    (path,) = out.glob("*.json")
-    return path.read_text()
+    return small_gate_record
 
 
 @pytest.fixture

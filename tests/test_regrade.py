@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from turngate.commands import regrade, regression
+from turngate.commands import regrade
 from turngate.record.results import load_record, save_record
 
 REPO = Path(__file__).resolve().parents[1]
@@ -20,13 +20,8 @@ REFERENCE = REPO / "evals" / "reference.json"
 
 
 @pytest.fixture(scope="module")
-def gate_record(tmp_path_factory):
-    """One small complete gate record (real runs, judged with the repo's bars and reference)."""
-    out = tmp_path_factory.mktemp("gate")
-    assert regression.main(["--only", "status", "refund_full_a1001", "--no-upload", "--quiet",
-                            "--out", str(out)]) == 0
-    (path,) = out.glob("*.json")
-    return path.read_text()
+def gate_record(small_gate_record):
+    return small_gate_record
 
 
 @pytest.fixture
