@@ -45,14 +45,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.refund_agent.client import aask_agent
-from turngate.gate.run import DEFAULT_DATASET, REPO, agents_for, execute, new_record
-from turngate.jobs.runner import Settings
-from turngate.jobs.target import TargetOptions
-from turngate.jobs.workers import AgentPool
-from turngate.scoring.scorers import make_evaluators
-from turngate.sources.dataset import load_rows
-from turngate.sources.row_sources import JsonlSource
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # app/ (the system under test) is not packaged: run from any directory
+
+from app.refund_agent.client import aask_agent  # noqa: E402
+from turngate.gate.run import DEFAULT_DATASET, agents_for, execute, new_record  # noqa: E402
+from turngate.jobs.runner import Settings  # noqa: E402
+from turngate.jobs.target import TargetOptions  # noqa: E402
+from turngate.jobs.workers import AgentPool  # noqa: E402
+from turngate.scoring.scorers import make_evaluators  # noqa: E402
+from turngate.sources.dataset import load_rows  # noqa: E402
+from turngate.sources.row_sources import JsonlSource  # noqa: E402
 
 
 def gate(rows, model: str | None, parallelism: int, tmp: Path, trials: int = 1, pool=None) -> tuple[float, list]:

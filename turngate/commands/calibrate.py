@@ -62,7 +62,6 @@ from turngate.gate.run import (
     new_record,
     summarise_record,
 )
-from turngate.gate.sides import remember
 from turngate.jobs.runner import Settings
 from turngate.jobs.target import TargetOptions
 from turngate.output.console import console
@@ -368,7 +367,6 @@ def main(argv=None) -> int:
         record.meta.elapsed_s = round(time.perf_counter() - started, 3)
         record.summary = summarise_record(record, {})
         save_record(record, path)
-        remember(path)  # a big record: compare's first reading of it is then a cache hit
         console.print(f"calibration run: {path}")
     version = record.meta.version
     if record.meta.trials < MIN_TRIALS:

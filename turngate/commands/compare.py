@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             cli.check_new_file(path, flag, force=a.force,
                                inputs=[a.baseline, a.candidate, a.out, a.report, a.junit if flag != "--junit" else None])
     # the runs themselves are needed only to write them out; else each side is read, checked
-    # and reduced where it is parsed (in parallel for big files: turngate/gate/sides.py)
+    # and reduced to its summary and verdict table (turngate/gate/sides.py)
     lean = not (a.out or a.report or a.junit or a.markdown or a.allow_different_rows)
     side_a, side_b = read_sides([a.baseline, a.candidate], lean=lean)
     rec_a, rec_b = side_a.record, side_b.record

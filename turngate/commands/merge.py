@@ -25,7 +25,6 @@ from pathlib import Path
 
 from turngate.core import cli_support as cli
 from turngate.core.errors import ConfigError
-from turngate.gate.sides import remember
 from turngate.output.console import console
 from turngate.record.results import Record, load_record, plan_of, save_record
 
@@ -242,7 +241,6 @@ def _finish(a: argparse.Namespace, record: Record, reference, missing: set, out:
     record = load_record(out)  # read back as every reader reads it
     verdict = recompute(record, out)
     save_record(record, out)
-    remember(out)  # a big record: compare's first reading of it is then a cache hit
     n = record.meta.shard["count"]
     console.print(f"merged {n} shard(s): {len(record.rows)} rows, {len(record.runs_for(record.meta.version))} gate "
                   f"runs, {len(record.runs_for(record.meta.version, 'confirm'))} confirmation reruns",

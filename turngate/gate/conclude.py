@@ -82,9 +82,6 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
         console.print(f"note: {note}", markup=False)
     record.verdict = stored(verdict)
     save_record(record, path)
-    from turngate.gate.sides import remember
-
-    remember(path)  # a big record: compare's first reading of it is then a cache hit
     append_step_summary(markdown(cand, job_label(record, record.meta.version), verdict.line))
     colour = "green" if verdict.exit_code == 0 else "red"
     head, *rest = verdict.lines(results=str(path))

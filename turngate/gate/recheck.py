@@ -57,19 +57,18 @@ def check_reruns(record: Record, path: Any = None, reference: Any = False) -> No
         raise RecordError(f"{path or 'results file'}: {problem}")
 
 
-def confirm_problem(record: Record, reference: Any, *, runs: list | None = None, summary: Any = None) -> str | None:
+def confirm_problem(record: Record, reference: Any, *, summary: Any = None) -> str | None:
     """Why the record's confirmation reruns are not the ones its planned runs call for, or None.
     The plan is recomputed from the planned runs (as the gate made it), so deleting a failing
-    rerun, adding one, or editing meta.confirm's seeds cannot turn a regressed row flaky. runs: the
-    record's runs when it holds none (RunViews); summary: its candidate's planned runs summarised
-    with its bars, when the caller has it."""
+    rerun, adding one, or editing meta.confirm's seeds cannot turn a regressed row flaky. summary:
+    its candidate's planned runs summarised with its bars, when the caller has it."""
     from collections import Counter
 
     from turngate.verdict.decide import plan_reruns
     from turngate.verdict.summary import summarise
 
     conf, m = record.meta.confirm, record.meta
-    runs = record.runs if runs is None else runs
+    runs = record.runs
     have = Counter((r.row_id, r.trial) for r in runs if r.stage == "confirm" and r.version == m.version)
     if not conf or not conf.get("enabled") or record.meta.regraded_from:
         # no reruns planned (or regraded: today's scorers may flag other rows; those are judged in one stage)

@@ -55,16 +55,7 @@ class ScorerVerdict:
     explanation: str
 
 
-class RunKey:
-    """A run's (row, trial) key, for RunResult and the views of a run (turngate/record/views.py)."""
-    __slots__ = ()
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.row_id, self.trial)
-
-
-class RunResult(BaseModel, RunKey):
+class RunResult(BaseModel):
     """One (row, trial) through one agent version, with every scorer's verdict."""
     model_config = ConfigDict(extra="forbid")
     row_id: str
@@ -75,6 +66,10 @@ class RunResult(BaseModel, RunKey):
     turn: Turn
     verdicts: dict[str, ScorerVerdict] = Field(default_factory=dict)
     stage: str = "gate"  # "gate": a planned (row, seed); "confirm": a rerun of a flagged row (turngate/verdict/confirm.py)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.row_id, self.trial)
 
     @property
     def agent_error(self) -> str | None:
@@ -187,16 +182,15 @@ class Record(BaseModel):
             ids, seeds = [r["id"] for r in self.rows], {v: list(self.meta.seeds) for v in self.meta.versions}
         return [(v, rid, s) for v, vs in seeds.items() for rid in ids for s in vs]
 
-    def progress(self, runs: list | None = None) -> tuple[int, int]:
-        """(planned runs present, planned runs). runs: the record's runs as read without them
-        (turngate/record/views.py), else its own."""
+    def progress(self) -> tuple[int, int]:
+        """(planned runs present, planned runs)."""
         planned = set(self.planned_keys())
-        have = {(r.version, r.row_id, r.trial) for r in (self.runs if runs is None else runs) if r.stage == "gate"}
+        have = {(r.version, r.row_id, r.trial) for r in self.runs if r.stage == "gate"}
         return len(have & planned), len(planned)
 
-    def incomplete(self, runs: list | None = None) -> str | None:
+    def incomplete(self) -> str | None:
         """`incomplete: N of M runs`, or None for a complete record."""
-        have, planned = self.progress(runs)
+        have, planned = self.progress()
         return None if self.meta.complete and have == planned else f"incomplete: {have} of {planned} runs"
 
     def replan(self) -> RecordPlan:
@@ -250,9 +244,8 @@ SEAL = "text_sha256"
 """The last member of a results file as save_record writes it: the sha256 of the file's bytes
 before it. Unlike the digest (over the content, so a re-indented file keeps it), it holds only
 for the exact bytes written, and it needs no parsing to check: every reader takes a file whose
-seal holds as written, without re-serialising its runs for the digest (and compare's lean
-reading without building its Turns: load_record_view). Any other file, a re-indented one
-included, is checked by its digest."""
+seal holds as written, without re-serialising its runs for the digest (every value in it is
+still validated). Any other file, a re-indented one included, is checked by its digest."""
 _SEAL_TAIL = re.compile(rb',\n "' + SEAL.encode() + rb'": "([0-9a-f]{64})"\n\}\Z')
 
 
@@ -363,12 +356,10 @@ def _key(k: tuple[str, str, int]) -> str:
     return f"{k[0]} {k[1]}#{k[2]}"
 
 
-def check_record(record: Record, data: dict[str, Any] | None, where: str | Path, runs: list | None = None,
-                 sealed: bool = False) -> None:
+def check_record(record: Record, data: dict[str, Any] | None, where: str | Path, sealed: bool = False) -> None:
     """Refuse a record whose runs do not match its plan, or that changed after it was written.
-    runs: its runs as RunViews (load_record_view), the record itself holding none. sealed: its
-    file's seal holds (the bytes are as written), so its digest is not recomputed (data unused)."""
-    runs = record.runs if runs is None else runs
+    sealed: its file's seal holds (the bytes are as written), so its digest is not recomputed (data unused)."""
+    runs = record.runs
     legacy = schema_name(record.meta.schema_) in LEGACY_SCHEMAS
     if not legacy and (record.plan is None or record.digest is None):
         raise RecordError(f"{where}: no {'plan' if record.plan is None else 'digest'} (a {SCHEMA} record "
@@ -401,9 +392,23 @@ def check_record(record: Record, data: dict[str, Any] | None, where: str | Path,
 
 
 def load_record(path: str | Path) -> Record:
+    """The one reader of a results file (every command reads it so): its bytes parsed once, every
+    value validated by the record's own models (Record, RunResult, turngate/core/turn.py's Turn),
+    then its runs checked against its plan and its seal or digest (check_record). Any failure is
+    one line, a RecordError."""
     path = Path(path)
+    raw = read_bytes(path)
     with _gc_paused():
-        record = _load(path)
+        data = _parse(raw, path)
+        if isinstance(data, dict):
+            data.pop(SEAL, None)  # the seal covers the bytes, not the content: never a field
+        try:
+            record = Record.model_validate(data)
+        except ValueError as exc:
+            first = str(exc).splitlines()
+            raise RecordError(f"{path}: not a results record ({' '.join(first[:3])})") from exc
+        # a seal that holds: the bytes are as save_record wrote them, the digest not recomputed
+        check_record(record, data, path, sealed=seal_holds(raw))
         if len(record.runs) >= BIG_RECORD:
             # its objects live as long as the command: once in the permanent generation, the
             # collector no longer walks them at each collection of the objects made after them
@@ -414,49 +419,8 @@ def load_record(path: str | Path) -> Record:
 BIG_RECORD = 5_000  # runs: from here a record's objects are frozen out of the cyclic collector
 
 
-def load_record_view(path: str | Path, raw: bytes | None = None) -> tuple[Record, list]:
-    """load_record for a reader of verdicts only: (the record without its runs, its runs as
-    RunViews, turngate/record/views.py). The same checks, the same one line when one fails.
-    raw: the file's bytes, when the caller has read them already.
-
-    A file whose seal holds (SEAL: its bytes are as save_record wrote them) is read without
-    building its Turns at all (views.read_sealed); anything that reading refuses, and any file
-    without a holding seal, is read as load_record reads it."""
-    from turngate.record.views import RUN_VIEWS, read_sealed
-
-    if raw is None:
-        raw = read_bytes(path)
-    with _gc_paused():
-        if seal_holds(raw) and (read := read_sealed(raw)) is not None:
-            head, runs = read
-            try:
-                record = Record.model_validate({**head, "runs": []})
-            except ValueError:
-                pass  # read below, where the full reading's line is given
-            else:
-                check_record(record, None, path, runs, sealed=True)
-                return record, runs
-
-    def checked(data: Any, where: Path, sealed: bool = False) -> tuple[Record, list]:
-        if not isinstance(data, dict) or not isinstance(data.get("runs", []), list):
-            return _checked(data, where, sealed), []  # refused there, with its line
-        try:
-            record = Record.model_validate({**data, "runs": []})
-            runs = RUN_VIEWS.validate_python(data.get("runs") or [])
-        except Exception as exc:
-            _checked(data, where, sealed)  # raises the full reading's own line for what is wrong
-            first = str(exc).splitlines()
-            raise RecordError(f"{where}: not a results record ({' '.join(first[:3])})") from exc
-        check_record(record, data, where, runs, sealed=sealed)
-        return record, runs
-
-    with _gc_paused():
-        record, runs = _load(Path(path), checked, raw)
-    return record, runs
-
-
 def read_bytes(path: str | Path) -> bytes:
-    """A results file's bytes (orjson reads them without a decoded copy), or its one line."""
+    """A results file's bytes, or its one line."""
     try:
         return Path(path).read_bytes()
     except FileNotFoundError as exc:
@@ -465,51 +429,22 @@ def read_bytes(path: str | Path) -> bytes:
         raise RecordError(f"{path}: cannot read a results file ({exc.strerror or exc})") from exc
 
 
-def _load(path: Path, checked=None, raw: bytes | None = None):
-    checked = checked or _checked
-    if raw is None:
-        raw = read_bytes(path)
-    # A file whose seal holds is as save_record wrote it: read exactly (msgspec: an int past 64
-    # bits stays an int), its digest not recomputed. What msgspec refuses is read as any other file.
-    if seal_holds(raw):
-        try:
-            data = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
-            data = None
-        if isinstance(data, dict):
-            data.pop(SEAL, None)
-            return checked(data, path, sealed=True)
-    # orjson first (2x faster); it reads an int past 64 bits as a float, so what it read counts
-    # only when every check below passes, the digest included (the digest is over json's
-    # reading of the file, so a match means the two read the same). Else json's reading decides.
+def _parse(raw: bytes, path: Path) -> Any:
+    """The file's JSON. msgspec (the fastest; an int past 64 bits stays an int) reads the same
+    values json does wherever it reads at all; what it refuses (NaN, a lone surrogate, bad bytes)
+    goes to json, which reads the rest or gives the line where the file is broken."""
     try:
-        fast = orjson.loads(raw)
-        if isinstance(fast, dict) and fast.get("digest"):
-            fast.pop(SEAL, None)  # a seal that does not hold: the digest checks the content
-            return checked(fast, path)
-    except (orjson.JSONDecodeError, RecordError):
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError:
         pass
     try:
         text = raw.decode()
     except UnicodeDecodeError as exc:
         raise RecordError(f"{path}: cannot read a results file (not text: {exc.reason} at byte {exc.start})") from exc
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
-    if isinstance(data, dict):
-        data.pop(SEAL, None)
-    return checked(data, path)
-
-
-def _checked(data: Any, path: Path, sealed: bool = False) -> Record:
-    try:
-        record = Record.model_validate(data)
-    except Exception as exc:
-        first = str(exc).splitlines()
-        raise RecordError(f"{path}: not a results record ({' '.join(first[:3])})") from exc
-    check_record(record, data, path, sealed=sealed)  # its runs against its plan, and its digest or seal
-    return record
 
 
 def sealed(record: Record) -> dict[str, Any]:

@@ -32,8 +32,7 @@ METHOD = {"difference": "candidate - baseline over pairs where both verdicts app
 class VerdictTable:
     """One side's verdicts as columns, the only thing a comparison reads: the (row, trial) keys,
     and per scorer each run's passed (None: n/a or no verdict) and explanation, in key order.
-    Small and plain, so a side can be built where its results file is read (another process,
-    turngate/gate/sides.py) and handed over cheaply."""
+    Small and plain: a side (turngate/gate/sides.py) is reduced to it once its file is read."""
     keys: list[tuple[str, int]]
     passed: dict[str, list[bool | None]]
     explanations: dict[str, list[str]]
@@ -49,7 +48,7 @@ class VerdictTable:
         names = scorer_names(runs) if names is None else names
         passed, explanations = {}, {}
         # one object per distinct explanation: a big side holds a few thousand distinct texts
-        # in hundreds of thousands of cells, and hands them to another process (pickle keeps one each)
+        # in hundreds of thousands of cells
         same = {"": ""}.setdefault
         for name in names:
             cells = [vs.get(name) for vs in verdicts]
@@ -203,7 +202,7 @@ def combined_record(a, b, rows: list[dict], base_label: str, cand_label: str):
 
 def combined(meta_b, rows: list[dict], base_label: str, cand_label: str, *, summaries, tables) -> Record:
     """The combined record from each side's summary and verdict table (over `rows`), without
-    runs: turngate/gate/sides.py reads each side where its file is parsed and hands over only these."""
+    runs: turngate/gate/sides.py reduces each side to these."""
     bars = meta_b.thresholds if isinstance(meta_b.thresholds, dict) else {}
     base_summary, cand_summary = summaries
     for summary in summaries:  # the candidate's bars on both sides, as the report shows them
