@@ -11,12 +11,6 @@ def openai_env(monkeypatch):
     return use
 
 
-@pytest.fixture(autouse=True)
-def _own_cache_dir(tmp_path_factory, monkeypatch):
-    """No test reads or writes the user's cache (turngate/gate/sides.py remembers big results files)."""
-    monkeypatch.setenv("TURNGATE_CACHE_DIR", str(tmp_path_factory.mktemp("evals-cache")))
-
-
 @pytest.fixture(scope="module")
 def small_gate_record(tmp_path_factory) -> str:
     """The text of one small complete gate record of this repository's agent (real runs, judged

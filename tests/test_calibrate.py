@@ -146,23 +146,6 @@ def test_progress_mode_follows_quiet_and_the_terminal():
     assert calibrate.progress_mode(False, True) == "bar" and calibrate.progress_mode(False, False) == "lines"
 
 
-def test_a_calibration_run_is_remembered_for_compare(small, tmp_path, monkeypatch):
-    """calibrate leaves its record remembered, as the gate and merge do: compare's first reading
-    of it is a cache hit (the file counts as big here)."""
-    from turngate.gate import sides
-
-    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
-    monkeypatch.setenv("TURNGATE_CACHE_DIR", str(tmp_path / "cache"))
-    out_dir = tmp_path / "runs"
-    (tmp_path / "t").mkdir()
-    assert calibrate.main(_args(small, tmp_path, "t") + ["--out", str(out_dir), "--quiet"]) == 0
-    [stored] = list(out_dir.glob("calibrate-v3-*.json"))
-    cache = sides.SideCache.default()
-    side = cache.get(cache.key(stored.read_bytes()), str(stored))
-    assert side is not None and side.record.meta.version == "v3"
-    assert side.summary.runs == ROWS * 3
-
-
 # -- --write never replaces bars or a reference without --force --------------------------------
 
 def _stored(tmp_path: Path, name: str, failing: int = 0) -> Path:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 from math import comb
 
 import pytest
@@ -197,7 +196,7 @@ def test_cli_verdict_is_the_shared_decision_and_is_stored(tmp_path, capsys):
         "PASS: no scorer significantly worse than v2 (A) (Holm, family-wise 0.05)"
 
 
-# -- big files: each side read in a process of its own (turngate/gate/sides.py) ----------------------
+# -- the lean comparison (no --out: each side reduced to its summary and verdict table) ------------
 
 def _outcome(capsys, argv):
     code = main(argv)
@@ -206,33 +205,18 @@ def _outcome(capsys, argv):
 
 
 @pytest.mark.parametrize("flag", [[], ["--fail-on-regression"]])
-def test_sides_read_in_parallel_give_what_one_process_gives(tmp_path, capsys, monkeypatch, flag):
+def test_the_lean_comparison_is_the_one_written_out(tmp_path, capsys, flag):
     from turngate.gate import sides
+    from turngate.verdict.comparison import combined
 
     a, b = write_pair(tmp_path)
-    serial = _outcome(capsys, [str(a), str(b), *flag])
-    pids, real_read = tmp_path / "pids", sides.read_side
-
-    def read_side(path, *, lean, raw=None):  # notes which process read each side
-        with pids.open("a") as f:
-            f.write(f"{os.getpid()}\n")
-        return real_read(path, lean=lean, raw=raw)
-
-    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)  # every file counts as big
-    monkeypatch.setenv("TURNGATE_SIDE_CACHE", "0")  # read every time, not served from the cache
-    monkeypatch.setattr(sides, "read_side", read_side)
-    parallel = _outcome(capsys, [str(a), str(b), *flag])
-    assert parallel == serial and serial[0] == (1 if flag else 0)
-    readers = pids.read_text().split()
-    assert len(set(readers)) == 2 and str(os.getpid()) not in readers  # two other processes
-    monkeypatch.setattr(sides, "read_side", real_read)
-    # and the full path (the runs written out) stores the same comparison
-    assert main([str(a), str(b), *flag, "--out", str(tmp_path / "full.json")]) == serial[0]
+    code, out, _ = _outcome(capsys, [str(a), str(b), *flag])
+    assert code == (1 if flag else 0) and "refund_outcome" in out
+    # the full path (the runs written out) stores the same comparison
+    assert main([str(a), str(b), *flag, "--out", str(tmp_path / "full.json")]) == code
     capsys.readouterr()
     full = load_record(tmp_path / "full.json")
     lean = sides.read_sides([str(a), str(b)], lean=True)
-    from turngate.verdict.comparison import combined
-
     again = combined(lean[1].record.meta, full.rows, "v2", "v3", summaries=(lean[0].summary, lean[1].summary),
                      tables=(lean[0].table, lean[1].table))
     assert again.comparison == full.comparison
@@ -242,10 +226,7 @@ def test_sides_read_in_parallel_give_what_one_process_gives(tmp_path, capsys, mo
     assert all(s.failing for s in full.summary.values()) and not any(s.failing for s in again.summary.values())
 
 
-def test_a_side_read_in_another_process_fails_with_its_own_line(tmp_path, capsys, monkeypatch):
-    from turngate.gate import sides
-
-    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
+def test_an_edited_side_fails_with_its_own_line(tmp_path, capsys):
     a, b = write_pair(tmp_path)
     data = json.loads(b.read_text())
     data["runs"][0]["verdicts"]["refund_outcome"]["passed"] = not data["runs"][0]["verdicts"]["refund_outcome"]["passed"]
@@ -253,62 +234,8 @@ def test_a_side_read_in_another_process_fails_with_its_own_line(tmp_path, capsys
     code, out, err = _outcome(capsys, [str(a), str(b)])
     assert code == 2 and err.strip().splitlines() == [f"error: {b}: digest mismatch: meta, plan, rows or runs "
                                                       "changed after the file was written"]
-    data["meta"]["complete"] = False
-    b.write_text(json.dumps(data))
     code, out, err = _outcome(capsys, [str(tmp_path / "missing.json"), str(b)])
     assert code == 2 and err.strip() == f"error: {tmp_path / 'missing.json'}: no such results file"
-
-
-def test_a_big_side_is_remembered_by_its_bytes_and_read_again_when_they_change(tmp_path, capsys, monkeypatch):
-    from turngate.gate import sides
-
-    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
-    monkeypatch.setenv("TURNGATE_CACHE_DIR", str(tmp_path / "cache"))
-    a, b = write_pair(tmp_path)
-    first = _outcome(capsys, [str(a), str(b), "--fail-on-regression"])
-    entries = sorted((tmp_path / "cache" / "sides").glob("*.json"))
-    assert len(entries) == 2 and all(e.stat().st_mode & 0o077 == 0 for e in entries)
-
-    def no_reading(path, *, lean, raw=None):
-        raise AssertionError(f"{path} was read, not served from the cache")
-
-    real_read = sides.read_side
-    monkeypatch.setattr(sides, "read_side", no_reading)
-    assert _outcome(capsys, [str(a), str(b), "--fail-on-regression"]) == first  # both served, same verdict
-    # one byte of B changes (a verdict edited, the digest left as it was): B is read and refused
-    monkeypatch.setattr(sides, "read_side", real_read)
-    b.write_text(b.read_text().replace('"passed": false', '"passed": true', 1))
-    code, _, err = _outcome(capsys, [str(a), str(b)])
-    assert code == 2 and "digest mismatch" in err
-    # a damaged entry is a miss: the file is read again and the entry rewritten
-    write_pair(tmp_path)
-    for e in entries:
-        e.write_text('{"record": 1}')
-    assert _outcome(capsys, [str(a), str(b), "--fail-on-regression"]) == first
-    assert all(e.read_text() != '{"record": 1}' for e in entries)
-
-
-def test_the_side_cache_can_be_switched_off(tmp_path, capsys, monkeypatch):
-    from turngate.gate import sides
-
-    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
-    monkeypatch.setenv("TURNGATE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("TURNGATE_SIDE_CACHE", "0")
-    a, b = write_pair(tmp_path)
-    assert main([str(a), str(b)]) == 0
-    assert not (tmp_path / "cache").exists()
-
-
-def test_a_written_big_record_is_remembered_for_compare(tmp_path, capsys, monkeypatch):
-    from turngate.gate import sides
-
-    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
-    monkeypatch.setenv("TURNGATE_CACHE_DIR", str(tmp_path / "cache"))
-    a, b = write_pair(tmp_path)
-    sides.remember(a)
-    sides.remember(b)
-    monkeypatch.setattr(sides, "read_side", lambda path, *, lean, raw=None: pytest.fail(f"{path} read again"))
-    assert main([str(a), str(b)]) == 0
 
 
 def test_a_pair_stored_twice_counts_once_with_its_later_verdicts():

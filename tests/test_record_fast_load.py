@@ -1,6 +1,7 @@
-"""load_record's fast path (orjson, the cyclic GC paused) checks exactly what the slow one did:
-a value orjson writes otherwise than json (1e-07, a 70-bit int) still loads, through json's own
-bytes; a changed run is still refused, on either path; and summarise/cell_counts count as before."""
+"""load_record's one reading (msgspec's parse, the cyclic GC paused) reads what json reads: a
+value orjson writes otherwise than json (1e-07, a 70-bit int) still loads and keeps its digest; a
+changed run is still refused; what msgspec cannot parse (NaN) is read by json or refused in one
+line; and summarise/cell_counts count as before."""
 from __future__ import annotations
 
 import gc
@@ -44,6 +45,23 @@ def test_a_changed_run_is_refused_on_either_path(tmp_path, kw):
     data["runs"][1]["verdicts"]["refund_outcome"]["passed"] = True  # a failure turned into a pass
     path.write_text(json.dumps(data, indent=1))
     with pytest.raises(RecordError, match="digest mismatch"):
+        load_record(path)
+    assert gc.isenabled()
+
+
+def test_what_msgspec_cannot_parse_is_read_by_json_or_refused_in_one_line(tmp_path):
+    path = saved(tmp_path)
+    text = path.read_text()
+    nan = text.replace('"seconds": 0.0', '"seconds": NaN', 1)  # json reads it; the digest then decides
+    assert nan != text
+    path.write_text(nan)
+    with pytest.raises(RecordError, match="digest mismatch"):
+        load_record(path)
+    path.write_text(text[:len(text) // 2])
+    with pytest.raises(RecordError, match=rf"^{path}:\d+: not valid JSON"):
+        load_record(path)
+    path.write_bytes(b'{"meta": "\xff"}')
+    with pytest.raises(RecordError, match="not text"):
         load_record(path)
     assert gc.isenabled()
 

@@ -64,7 +64,7 @@ def failed(run) -> bool:
 def readers(path: Path, tmp_path: Path) -> dict:
     return {"regrade": lambda: regrade.main([str(path), "--out", str(tmp_path / "regraded.json")]),
             "compare": lambda: compare.main([str(path), str(path), "--out", str(tmp_path / "compared.json")]),
-            # without --out: the lean reading (runs as RunViews, turngate/record/views.py)
+            # without --out: each side reduced to its summary and verdict table (turngate/gate/sides.py)
             "compare-lean": lambda: compare.main([str(path), str(path)]),
             "report": lambda: report.main([str(path), "--out", str(tmp_path / "report.html")]),
             "show": lambda: show.main([str(path), "status"])}
@@ -170,8 +170,8 @@ RESEALED = [t for t, (_, message) in TAMPERED.items() if message != "digest mism
 def test_a_resealed_record_whose_runs_do_not_match_its_plan_is_refused_with_the_same_line(
         tmp_path, v2, capsys, command, tamper):
     """The same edits with the file sealed again (its bytes as save_record would write them, the
-    digest left stale): read the sealed way, without the digest (compare's lean reading without
-    building Turns), every check but the digest refuses them with the same line."""
+    digest left stale): read the sealed way, without the digest, every check but the digest
+    refuses them with the same line."""
     edit, message = TAMPERED[tamper]
     data = json.loads(v2.read_text())
     edit(data)
@@ -213,9 +213,9 @@ def test_a_reindented_record_reads_as_the_sealed_one(tmp_path, v2, monkeypatch):
     assert a.summary.runs == len(load_record(v2).runs_for("v2"))
 
 
-def test_a_sealed_file_msgspec_refuses_is_read_the_pydantic_way(tmp_path, v2):
-    """msgspec is stricter than pydantic's lax mode: a trial written as "0" is refused by it, and
-    the file is then read as any other (here accepted: the digest matches what is written)."""
+def test_a_sealed_file_is_validated_as_any_other(tmp_path, v2):
+    """A sealed file's values go through the same models as any other's: a trial written as "0"
+    reads as pydantic's lax mode reads it, by load_record and by compare's reading alike."""
     from turngate.gate import sides
     from turngate.record.results import digest_of
 
