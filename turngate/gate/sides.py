@@ -19,7 +19,7 @@ from turngate.verdict.summary import scorer_names, summarise
 @dataclass
 class Side:
     path: str
-    record: Record  # as load_record read it, every run included
+    record: Record  # as load_record read it; lean: its runs dropped once reduced (one big record in memory at a time)
     summary: VersionSummary | None = None  # lean: its own version's runs over all its rows, without `failing`
     table: VerdictTable | None = None  # lean: the same runs' verdicts
 
@@ -45,7 +45,9 @@ def read_side(path: str | Path, *, lean: bool) -> Side:
     if problem := confirm_problem(record, reference, summary=summary):  # check_reruns, complete here
         raise RecordError(f"{path}: {problem}")
     summary.failing = []
-    return Side(str(path), record, summary, VerdictTable.of(own, names))
+    table = VerdictTable.of(own, names)
+    record.runs = []
+    return Side(str(path), record, summary, table)
 
 
 def _refuse_incomplete(line: str | None, path: str | Path) -> None:

@@ -16,12 +16,13 @@ import re
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, model_validator, with_config
 from pydantic.dataclasses import dataclass as pydantic_dataclass
+from typing_extensions import TypedDict
 
 from turngate.core import cli_support as cli
 from turngate.core.errors import RecordError
@@ -76,6 +77,21 @@ class RunResult(BaseModel):
         return self.turn.error
 
 
+@with_config(ConfigDict(extra="allow"))
+class ConfirmPlan(TypedDict, total=False):
+    """What readers read of meta.confirm (the confirmation reruns, turngate/gate/run.py); the rest is kept."""
+    enabled: bool
+    k: int | None
+    rows: dict[str, list[int]]  # row id -> the fresh seeds it is rerun on
+
+
+_CONFIRM = TypeAdapter(ConfirmPlan)
+
+
+def _confirm_shape(conf: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if conf is None else dict(_CONFIRM.validate_python(conf))
+
+
 class Meta(BaseModel):
     """How the run was made: enough to reproduce it, and what --resume restores."""
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -117,7 +133,7 @@ class Meta(BaseModel):
     regraded_from: str | None = None  # regrade: the results file re-scored
     compared_files: dict[str, str] | None = None  # compare: the two results files combined
     model_calls: dict[str, Any] | None = None  # provider calls: counts, 429s, retries, wall vs physical limit
-    confirm: dict[str, Any] | None = None  # the confirmation reruns: enabled, rows -> seeds, cost
+    confirm: Annotated[dict[str, Any] | None, AfterValidator(_confirm_shape)] = None  # the confirmation reruns: enabled, rows -> seeds, cost
     reference: str | None = None  # the accepted-run reference judged against (None: bars only)
     shard: dict[str, Any] | None = None  # --shard K/N: index, count, the whole plan's digest (turngate/jobs/shards.py)
 
@@ -145,11 +161,18 @@ PLAN_SETTINGS = ("trials", "judge", "timeout", "transport", "max_retries", "judg
                  "thresholds", "selection", "reference", "redacted")
 
 
+def _row_with_id(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored row is the dataset's row as it ran (hashed into the plan); every reader keys it by its id."""
+    if not isinstance(row.get("id"), str):
+        raise ValueError(f"a row's id must be a string, not {row.get('id')!r}")
+    return row
+
+
 class Record(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     meta: Meta
     plan: RecordPlan | None = None  # None only in memory before the first save, or in a results@1 file
-    rows: list[dict[str, Any]]
+    rows: list[Annotated[dict[str, Any], AfterValidator(_row_with_id)]]
     runs: list[RunResult] = Field(default_factory=list)
     # derived from the runs, outside the digest: every reader recomputes them (turngate/gate/recheck.py)
     summary: dict[str, VersionSummary] = Field(default_factory=dict)  # version -> its numbers
