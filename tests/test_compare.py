@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from math import comb
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from tests.record_helpers import SCORERS, record, row, run, runs_from_pairs
 from turngate.commands.compare import main
 from turngate.output.comparison_table import print_comparison
-from turngate.record.results import load_record, save_record
+from turngate.record.results import digest_of, load_record, save_record, seal_text
 from turngate.verdict.comparison import compare, regressions
 from turngate.verdict.stats import newcombe_paired_interval
 
@@ -235,6 +236,45 @@ def test_an_edited_side_fails_with_its_own_line(tmp_path, capsys):
     assert code == 2 and err.strip().splitlines() == [f"error: {b}: digest mismatch: meta, plan, rows or runs "
                                                       "changed after the file was written"]
     code, out, err = _outcome(capsys, [str(tmp_path / "missing.json"), str(b)])
+    assert code == 2 and err.strip() == f"error: {tmp_path / 'missing.json'}: no such results file"
+
+
+# -- big files: each side read by the same read_side in a process of its own (turngate/gate/sides.py) --
+
+@pytest.mark.parametrize("flag", [[], ["--fail-on-regression"]])
+def test_sides_read_in_parallel_give_what_one_process_gives(tmp_path, capsys, monkeypatch, flag):
+    from turngate.gate import sides
+
+    a, b = write_pair(tmp_path)
+    serial = _outcome(capsys, [str(a), str(b), *flag])
+    pids, real_read = tmp_path / "pids", sides.read_side
+
+    def read_side(path, *, lean):  # notes which process read each side
+        with pids.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        return real_read(path, lean=lean)
+
+    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)  # every file counts as big
+    monkeypatch.setattr(sides, "read_side", read_side)
+    parallel = _outcome(capsys, [str(a), str(b), *flag])
+    assert parallel == serial and serial[0] == (1 if flag else 0)
+    readers = pids.read_text().split()
+    assert len(set(readers)) == 2 and str(os.getpid()) not in readers  # two other processes
+
+
+def test_a_side_read_in_another_process_fails_with_its_own_line(tmp_path, capsys, monkeypatch):
+    from turngate.gate import sides
+
+    monkeypatch.setattr(sides, "PARALLEL_FROM_BYTES", 1)
+    a, b = write_pair(tmp_path)
+    data = json.loads(b.read_text())
+    data["runs"][0]["turn"]["tool_calls"] = "get_order"  # retyped, digest and seal recomputed
+    data["digest"] = digest_of(data)
+    b.write_text(seal_text(json.dumps(data, indent=1)))
+    code, _, err = _outcome(capsys, [str(a), str(b)])
+    assert code == 2 and err.startswith(f"error: {b}: not a results record") and "tool_calls" in err
+    assert len(err.strip().splitlines()) == 1
+    code, _, err = _outcome(capsys, [str(tmp_path / "missing.json"), str(b)])
     assert code == 2 and err.strip() == f"error: {tmp_path / 'missing.json'}: no such results file"
 
 

@@ -3,8 +3,8 @@ edit of a sealed record (a value changed, deleted, retyped or added anywhere in 
 or runs, its digest and seal recomputed so the integrity checks pass) is refused by every reader
 with the same line, or accepted by every reader with the same verdict, recomputed as
 turngate/gate/recheck.py does. The readers: load_record (show, report, regrade, --resume),
-compare's reading of a side (lean and with its runs), merge's reading of a shard; and the
-commands themselves, end to end."""
+compare's reading of a side (lean, here and in a forked process as for big files, and with its
+runs), merge's reading of a shard; and the commands themselves, end to end."""
 from __future__ import annotations
 
 import copy
@@ -156,8 +156,8 @@ def _counts(summary: dict) -> dict:
                         for n, s in summary["scorers"].items()}}
 
 
-def _lean(path: Path) -> tuple:
-    side = sides.read_side(path, lean=True)
+def _lean(path: Path, forked: bool = False) -> tuple:
+    side = sides._in_processes([str(path)])[0] if forked else sides.read_side(path, lean=True)
     return ("lean", _counts(side.summary.model_dump()), side.table)
 
 
@@ -178,10 +178,11 @@ def outcomes(path: Path) -> dict[str, tuple]:
     return out
 
 
-def lean_outcome(path: Path, truth: tuple) -> tuple:
-    """compare's lean reading: refused as the others are, or its summary the recomputed one's."""
+def lean_outcome(path: Path, truth: tuple, forked: bool = False) -> tuple:
+    """compare's lean reading (here, or in a process of its own as for big files): refused as the
+    others are, or its summary the recomputed one's."""
     try:
-        got = _lean(path)
+        got = _lean(path, forked)
     except (RecordError, ConfigError) as exc:
         return _refused(exc, path)
     if truth[0] != "verdict":
@@ -209,6 +210,7 @@ def check_one_edit(data: dict, edit) -> tuple:
         truth = results["load_record, sealed"]
         for label, path in (("sealed", sealed), ("re-indented", plain)):
             results[f"compare (lean), {label}"] = lean_outcome(path, truth)
+        results["compare (lean, forked), sealed"] = lean_outcome(sealed, truth, forked=True)
         assert all(o == truth for o in results.values()), \
             f"readers disagree on {edit}:\n" + "\n".join(f"  {k}: {str(v)[:300]}" for k, v in results.items())
         return truth
@@ -307,7 +309,7 @@ def _command_outcomes(path: Path, out: Path, capsys) -> dict[str, tuple]:
     return got
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_command_refuses_what_load_record_refuses_with_its_line(base, data, capsys):
     edit = data.draw(edits(base))
