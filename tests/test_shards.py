@@ -2,7 +2,7 @@
 the unsharded run of the same plan (the same gate runs by (row, seed) with the same verdicts,
 the same reruns, the same verdict and exit code); merge refuses a missing, duplicated or foreign
 shard in one line, exit 2; reruns the merged plan calls for that no shard made are run with
---version, refused without it; a shard resumes as any record."""
+--version, refused without it; a shard resumes as any record; shards of other agent code are refused."""
 from __future__ import annotations
 
 import json
@@ -87,6 +87,21 @@ def test_merge_refuses_missing_duplicated_and_foreign_shards(runs, capsys, tmp_p
                     f"{load_record(files[0]).plan.dataset['name']} ({load_record(files[0]).plan.dataset['sha256'][:12]}) "
                     f"vs {dataset} ({load_record(other_data).plan.dataset['sha256'][:12]})")
     assert not Path(out).exists()
+
+
+def test_merge_refuses_a_shard_of_other_agent_code(runs, capsys, tmp_path):
+    """A shard run from a checkout whose agent.py differs: its whole plan's digest differs, named."""
+    tmp, _, shards = runs
+    files = [str(p) for _, p in shards]
+    rec = load_record(files[1])
+    code = rec.plan.agent_code
+    rec.plan.agent_code = {**code, "sha256": "0" * 64, "files": {**code["files"], "app/refund_agent/agent.py": "0" * 64}}
+    rec.meta.shard = {**rec.meta.shard, "plan": "0" * 64}  # as that checkout would have digested its whole plan
+    other = save_record(rec, tmp_path / "other-code.json")
+    line = refused(capsys, files[0], str(other), files[2], "--out", str(tmp_path / "m.json"))
+    assert line.endswith("are shards of different plans: the agent's code differs between shards "
+                         "(app/refund_agent/agent.py edited)")
+    assert plan_digest(rec.plan.model_copy(update={"agent_code": code})) != plan_digest(rec.plan)  # in its digest
 
 
 def test_reruns_no_shard_made_need_the_agent(runs, capsys, tmp_path):

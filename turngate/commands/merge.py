@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from turngate.core import cli_support as cli
+from turngate.core.agent_code import code_changed
 from turngate.core.errors import ConfigError
 from turngate.output.console import console
 from turngate.record.results import Record, load_record, plan_of, save_record
@@ -54,6 +55,8 @@ def _differ(a: Record, b: Record) -> str:
         return f"seeds {pa.seeds} vs {pb.seeds}"
     if pa.version_files != pb.version_files:
         return "version files differ (the agent changed between shards)"
+    if changed := code_changed(pa.agent_code, pb.agent_code):
+        return f"the agent's code differs between shards ({changed})"
     if pa.agent != pb.agent:
         return f"agent {pa.agent} vs {pb.agent}"
     for key in dict.fromkeys([*pa.settings, *pb.settings]):
@@ -150,7 +153,8 @@ def merged_record(shards: list[tuple[Path, Record]], argv: list[str]) -> Record:
     meta.complete, meta.interrupted = True, False
     meta.confirm = {k: v for k, v in (first.meta.confirm or {}).items() if k in ("enabled", "k")} or None
     record = Record(meta=meta, rows=[rows[i] for i in whole], runs=[r for _, s in shards for r in s.runs])
-    record.plan = plan_of(record, version_files=first.plan.version_files, seeds=first.plan.seeds)
+    record.plan = plan_of(record, version_files=first.plan.version_files, seeds=first.plan.seeds,
+                          agent_code=first.plan.agent_code)
     if plan_digest(record.plan) != first.meta.shard["plan"]:
         raise ConfigError("the merged rows do not make the plan the shards name (a row's content differs)")
     return record
@@ -174,6 +178,7 @@ def run_reruns(a: argparse.Namespace, record: Record, reference, out: Path) -> b
     import asyncio
 
     from turngate.core.faults import parse_faults
+    from turngate.core.provenance import built_agent_code
     from turngate.gate.run import agents_for, confirm_async, gate_evaluators
     from turngate.jobs.runner import Settings
     from turngate.jobs.target import TargetOptions, version_file_of
@@ -188,6 +193,9 @@ def run_reruns(a: argparse.Namespace, record: Record, reference, out: Path) -> b
     planned, now = planned_file(record), version_file_of(agents[0].target)
     if (planned or {}).get("sha256") != (now or {}).get("sha256"):
         raise ConfigError(f"{m.version}'s version file changed since the shards ran: its reruns would mix two agents")
+    if record.plan.agent_code is not None and (changed := code_changed(record.plan.agent_code,
+                                                                      built_agent_code(a.agent or m.agent))):
+        raise ConfigError(f"the agent's code changed since the shards ran ({changed}): its reruns would mix two agents")
     faults = parse_faults(m.faults)
     settings = Settings(model=m.model_override, judge=m.judge, trials=m.trials, seeds=list(m.seeds),
                         parallelism=m.parallelism, timeout=m.timeout or 120.0, transport=m.transport,

@@ -223,8 +223,9 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
     """Run only the (row, trial) pairs an interrupted results file lacks, with every setting
     the file recorded (rows, seeds, model, judge, timeouts, retries, workers, faults, bars).
     The agent comes from --agent (or the default), never from the file: the file's agent is
-    compared with it, and so is each version file's digest; either differing is refused, as is
-    a second --resume of the same file while one runs (an OS lock on <results>.lock)."""
+    compared with it, and so are each version file's digest and the digest of the agent's code;
+    any differing is refused, as is a second --resume of the same file while one runs (an OS
+    lock on <results>.lock beside the real file, a symlink to it sharing the lock)."""
     from turngate.record.results import holding
 
     defaults = parser().parse_args([])
@@ -278,6 +279,7 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
                               f"(sha256 {(planned or {}).get('sha256', 'none')[:12]} then, "
                               f"{(now or {}).get('sha256', 'none')[:12]} now): its runs would mix two agents; "
                               "start a new run")
+    check_agent_code(record, path, a.agent)
     evaluators = gate_evaluators(settings, m.thresholds)
     pairs = missing_pairs(record)
     redo = {(row.id, t) for row, t in pairs}
@@ -307,6 +309,25 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
     code = finish(record, path, registry, reference, completed, started, fail_on_regression=a.fail_on_regression,
                   report=a.report, junit=a.junit, pr_comment=a.markdown)
     return partial(record, uploaded(path, settings, code))
+
+
+def check_agent_code(record: Record, path: Path, spec: str) -> None:
+    """Refuse to finish a record whose agent's code (the --agent module's package,
+    turngate/core/agent_code.py) changed since the run. A record from before plans stored that
+    digest is finished with a one-line note, and stores the digest now for a later --resume."""
+    from turngate.core.agent_code import code_changed
+    from turngate.core.provenance import built_agent_code
+
+    if record.plan is None:  # a results@1 file: noted with its version files above
+        return
+    planned, now = record.plan.agent_code, built_agent_code(spec)
+    if planned is None and now is not None:
+        console.print(f"note: {path} stored no digest of the agent's code (an earlier record): not checked; "
+                      "stored now for a later --resume", markup=False)
+        record.plan.agent_code = now
+    elif changed := code_changed(planned, now):
+        raise ConfigError(f"--resume {path}: the agent's code changed since the run ({changed}): its runs "
+                          "would mix two agents; start a new run")
 
 
 def json_summary(path: Path, code: int) -> GateJson:

@@ -27,7 +27,14 @@ from turngate.core.errors import ConfigError
 from turngate.gate.conclude import conclude
 from turngate.gate.run import AgentSpec, Prepared, agents_for, confirm_async, execute_async, prepare
 from turngate.jobs.runner import Settings
-from turngate.jobs.target import TargetOptions, _is_async_callable
+from turngate.jobs.target import (
+    TargetOptions,
+    _is_async_callable,
+    note_built,
+    note_code,
+    version_file_of,
+    version_of,
+)
 from turngate.record.results import Record, save_record
 from turngate.record.summaries import VersionSummary
 from turngate.sources.dataset import DatasetError
@@ -167,6 +174,8 @@ def _agent(target: Any, options: TargetOptions) -> AgentSpec:
         raise ConfigError(f"target {spec}: version= needs an agent factory (a @target_factory callable)")
     if not _is_async_callable(obj):
         raise ConfigError(f"target {spec}: not an async callable (inputs, seed) -> Turn (got {type(obj).__name__})")
+    note_built(spec, version_of(obj), version_file_of(obj))  # as load_target notes them, for the plan
+    note_code(spec)
     return AgentSpec(spec, options, obj)
 
 

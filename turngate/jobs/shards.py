@@ -53,11 +53,13 @@ def assign(rows: list, hints: dict[str, float], n: int) -> list[list]:
 
 def plan_digest(plan: Any) -> str:
     """sha256 over a RecordPlan's rows (id -> content sha256, in order), seeds, agent, dataset,
-    settings and version files: two shards come from one plan exactly when these agree."""
+    settings, version files and agent code: two shards come from one plan exactly when these agree."""
     from turngate.record.results import _canonical
 
     body = {"rows": list(plan.rows.items()), "seeds": plan.seeds, "agent": plan.agent, "dataset": plan.dataset,
             "settings": plan.settings, "version_files": plan.version_files}
+    if plan.agent_code is not None:  # only then: a plan from before plans stored it keeps its digest
+        body["agent_code"] = plan.agent_code["sha256"]
     return hashlib.sha256(_canonical(body)).hexdigest()
 
 

@@ -13,7 +13,8 @@ attributes refine it:
                 (default None: not checked)
     validate_row(row)  raise ValueError for a row this agent cannot run (unknown order, ...)
     version_file  the file its version was read from; its sha256 goes in the record's plan, and
-                --resume refuses when the file changed since
+                --resume refuses when the file changed since (as it does when the code of the
+                --agent module's package changed: turngate/core/agent_code.py)
 
 An agent with versions or settings is a *factory* instead: `--agent` names a callable that
 takes a TargetOptions and returns a Target (mark it with `@target_factory`), e.g.
@@ -31,7 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from turngate.core.errors import ConfigError, import_failure
 from turngate.core.project import project
-from turngate.core.provenance import built_version_file, note_built  # noqa: F401  (re-exported)
+from turngate.core.provenance import built_version_file, note_built, note_code  # noqa: F401  (re-exported)
 from turngate.core.turn import Turn
 
 DEFAULT_AGENT = project().value("agent")  # [tool.turngate] agent; None: --agent is required
@@ -133,6 +134,7 @@ def load_target(spec: str, options: TargetOptions) -> Target:
         raise ConfigError(f"--agent {spec}: not an async callable (inputs, seed) -> Turn "
                           f"(got {type(obj).__name__})")
     note_built(spec, version_of(obj), version_file_of(obj))
+    note_code(spec)  # its module's package, for the plan: --resume refuses when that code changed
     return obj
 
 

@@ -146,14 +146,17 @@ class Meta(BaseModel):
 class RecordPlan(BaseModel):
     """What the record promises to hold, fixed when its first version is written: every reader
     checks the runs against it (each planned (version, row, seed) once, nothing else) and
-    --resume checks the agent against it. Everything but `seeds` of another version and
-    `version_files` is recomputed from meta and rows on load and must agree."""
+    --resume checks the agent against it. Everything but `seeds` of another version,
+    `version_files` and `agent_code` is recomputed from meta and rows on load and must agree."""
     model_config = ConfigDict(extra="forbid")
     rows: dict[str, str]  # row id -> sha256 of the row as stored, in dataset order
     seeds: dict[str, list[int]]  # version -> the seeds it must have one stage="gate" run of, per row
     agent: dict[str, Any]  # spec, --version, --model, job, model: the agent as the command line named it
     version_files: dict[str, dict[str, str] | None] = Field(default_factory=dict)  # version -> path, sha256
     dataset: dict[str, str]  # name, sha256
+    # root, sha256, files: the --agent module's package (turngate/core/agent_code.py); None: not
+    # found, or a record from before plans stored it
+    agent_code: dict[str, Any] | None = None
     settings: dict[str, Any]  # everything else that changes what a run does (judge, bars, timeouts, faults...)
 
 
@@ -221,7 +224,8 @@ class Record(BaseModel):
         (regrade's judge and bars), keeping the version files it recorded."""
         old = self.plan
         self.plan = plan_of(self, version_files=old.version_files if old is not None else None,
-                            seeds=old.seeds if old is not None and self.meta.compared_files else None)
+                            seeds=old.seeds if old is not None and self.meta.compared_files else None,
+                            agent_code=old.agent_code if old is not None else None)
         return self.plan
 
 
@@ -322,9 +326,10 @@ def _record_digest(record: Record) -> str:
 
 
 def plan_of(record: Record, *, version_files: dict[str, dict[str, str] | None] | None = None,
-            seeds: dict[str, list[int]] | None = None) -> RecordPlan:
+            seeds: dict[str, list[int]] | None = None, agent_code: dict[str, Any] | None = None) -> RecordPlan:
     """The plan meta and rows describe. version_files: None asks turngate.jobs.target for the files of the
-    targets this process built (a reader builds none, so it passes the stored ones)."""
+    targets this process built, and for their agent's code (a reader builds none, so it passes the
+    stored ones, and agent_code with them)."""
     m = record.meta
     if m.redacted:  # the rows as written: save_record masks them
         from turngate.core.redaction import mask
@@ -333,14 +338,15 @@ def plan_of(record: Record, *, version_files: dict[str, dict[str, str] | None] |
     else:
         hashes = {r["id"]: row_sha256(r) for r in record.rows}
     if version_files is None:
-        from turngate.core.provenance import built_version_file
+        from turngate.core.provenance import built_agent_code, built_version_file
 
         version_files = {v: built_version_file(m.agent, v) for v in m.versions}
+        agent_code = built_agent_code(m.agent)
     return RecordPlan(rows=hashes, seeds=seeds if seeds is not None else {v: list(m.seeds) for v in m.versions},
                       agent={"spec": m.agent, "version": m.agent_version, "model_override": m.model_override,
                              "job": m.job, "model": m.model},
                       version_files=version_files, dataset={"name": m.dataset, "sha256": m.dataset_sha256},
-                      settings={k: getattr(m, k) for k in PLAN_SETTINGS})
+                      settings={k: getattr(m, k) for k in PLAN_SETTINGS}, agent_code=agent_code)
 
 
 def planned_file(record: Record, version: str | None = None) -> dict[str, str] | None:
@@ -357,7 +363,7 @@ def _plan_disagrees(record: Record) -> str | None:
     p, m = record.plan, record.meta
     if set(p.seeds) != set(m.versions):
         return f"the plan is for versions {sorted(p.seeds)}, meta names {m.versions}"
-    want = plan_of(record, version_files=p.version_files, seeds=p.seeds)
+    want = plan_of(record, version_files=p.version_files, seeds=p.seeds, agent_code=p.agent_code)
     if p.rows != want.rows:
         rid = next(i for i in dict.fromkeys([*p.rows, *want.rows]) if p.rows.get(i) != want.rows.get(i))
         what = ("in the rows but not in the record's plan" if rid not in p.rows else
@@ -544,23 +550,29 @@ def _write_failed(path: Path, exc: OSError) -> RecordWriteError:
     return RecordWriteError(f"cannot write the results file {path}: {reason}; {_left_on_disk(path)}")
 
 
+def _through_symlink(path: Path) -> Path:
+    """The file a symlink names (the replace below would swap the link itself for a regular file)."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 def save_record(record: Record, path: str | Path) -> Path:
     """Write atomically: an interrupt or a full disk mid-write never leaves a half file behind
     (the temporary file goes; `path` keeps its last complete version). A failed write raises
     RecordWriteError naming what is left. A directory that vanished after this process saved
     into it is an error, not re-created behind the user's back."""
     path = Path(path)
+    dest = _through_symlink(path)
     text = sealed_text(record)
-    key = path.absolute()
+    key = dest.absolute()
     try:
         if key not in _SAVED:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".tmp-", suffix=".json")
     except OSError as exc:
         raise _write_failed(path, exc) from exc
     try:
         _write_text(fd, text)
-        os.replace(tmp, path)
+        os.replace(tmp, dest)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -572,7 +584,8 @@ def save_record(record: Record, path: str | Path) -> Path:
 
 
 def lock_path(path: str | Path) -> Path:
-    path = Path(path)
+    """`<results>.lock` beside the real file: a symlink and its target share one lock."""
+    path = Path(os.path.realpath(path))
     return path.with_name(path.name + ".lock")
 
 
