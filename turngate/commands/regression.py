@@ -377,10 +377,10 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
                         confirm=not a.no_confirm, confirm_k=a.confirm)
     gate = prepare(agents, source_for(a.dataset, a.dataset_id), settings, load_thresholds(a.thresholds), argv,
                    reference_path=None if a.no_reference else a.reference, explicit_reference=explicit_reference,
-                   thresholds_path=a.thresholds, selection={"only": a.only, "tags": a.tags, "limit": a.limit})
+                   thresholds_path=a.thresholds, selection={"only": a.only, "tags": a.tags, "limit": a.limit},
+                   redacted=a.redact_results)
     record, registry, reference = gate.record, gate.registry, gate.reference
     check_targets(faults, [r.id for r in gate.rows], tool_names_of(agents[0].target))
-    record.meta.redacted = a.redact_results
     if a.shard:  # a part of the plan's rows; meta.shard names the whole plan (turngate/jobs/shards.py)
         from turngate.jobs.shards import parse_shard, shard_hints, take_shard
         from turngate.verdict.reference import check_rows as narrow
