@@ -29,7 +29,14 @@ from pathlib import Path
 from turngate.core import cli_support as cli
 from turngate.core.errors import ConfigError
 from turngate.gate.conclude import finish
-from turngate.gate.recheck import check_reruns, earlier_rule, fail_on_regression, narrow, one_stage, other_reference
+from turngate.gate.recheck import (
+    check_reruns,
+    earlier_rule,
+    fail_on_regression,
+    narrow,
+    one_stage,
+    other_reference,
+)
 from turngate.gate.run import keep_reference
 from turngate.output.console import console
 from turngate.record.results import Record, load_record

@@ -407,6 +407,9 @@ def _judged_with_problem(record: Record) -> str | None:
     if m.dataset_rows is None:
         return f"no meta.dataset_rows (a {SCHEMA} record always has them: the file was edited)"
     j = m.judged_with
+    if (m.reference is None) != (j.reference is None):
+        return (f"meta.reference is {m.reference!r} but meta.judged_with {'holds no' if j.reference is None else 'holds a'}"
+                " reference copy (the file was edited)")
     if reference_sha256(j.reference) != j.reference_sha256:
         return "meta.judged_with.reference is not the copy its reference_sha256 names (it was edited)"
     return None
