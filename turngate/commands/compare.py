@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         record = combined_record(rec_a, rec_b, rows, base_label, cand_label)
     record.meta.compared_files = {"baseline": str(a.baseline), "candidate": str(a.candidate),
                                   "fail_on_regression": str(a.fail_on_regression).lower()}
-    record.meta.judged_with = judged_with()  # today's rule; a comparison judges against no reference
+    # today's rule; a comparison is judged against no reference (McNemar over the pairs)
+    record.meta.reference, record.meta.judged_with = None, judged_with()
     if [r["id"] for r in rows] != [r["id"] for r in rec_b.rows]:  # the rows both share: A's are part of its selection
         shared = [*(record.meta.selection or {}).get("shared_with", []), row_hashes(rec_a)]
         record.meta.selection = {**(record.meta.selection or {}), "shared_with": shared}
