@@ -63,6 +63,8 @@ def test_a_recalibration_or_a_deleted_reference_changes_no_readers_verdict(proje
     before = readings(files, tmp_path, capsys)
     assert before["show"] == 0 and before["line"].startswith("FAIL") and before["report"] == 0
     assert before["regrade"] == 1 and before["regraded line"].startswith("FAIL") and before["compare"] == 0
+    # a reader judges it from its copy as the gate judged it from the file
+    assert before["line"] == json.loads(files["v2"].read_text())["verdict"]["line"].splitlines()[0]
     # recalibrate on other seeds: new bars, a new reference beside them
     assert calibrate.main(["--version", "v3", "--dataset", str(root / "rows.jsonl"), "--thresholds",
                            str(root / "bars.toml"), "--seeds", "500-519", "--write", "--force", "--quiet",
