@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from turngate.commands import regrade
 from tests.record_helpers import as_layout_4
+from turngate.commands import regrade
 from turngate.record.results import load_record, save_record
 from turngate.verdict.rule import judged_with
 

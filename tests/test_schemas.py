@@ -10,7 +10,6 @@ import jsonschema
 import pytest
 
 from turngate.commands import regression
-from turngate.core.errors import RecordError
 from turngate.gate.recheck import recompute, registry_of
 from turngate.record import schemas
 from turngate.record.results import LEGACY_SCHEMAS, SCHEMA, load_record, save_record, schema_name
