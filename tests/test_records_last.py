@@ -61,6 +61,7 @@ def readings(files: dict, tmp: Path, capsys) -> dict:
 def test_a_recalibration_or_a_deleted_reference_changes_no_readers_verdict(project, tmp_path, capsys):
     root, files = project
     before = readings(files, tmp_path, capsys)
+    shutil.copy(root / "bars.toml", tmp_path / "bars.toml")  # put back below: the other tests gate with these
     assert before["show"] == 0 and before["line"].startswith("FAIL") and before["report"] == 0
     assert before["regrade"] == 1 and before["regraded line"].startswith("FAIL") and before["compare"] == 0
     # a reader judges it from its copy as the gate judged it from the file
@@ -80,6 +81,7 @@ def test_a_recalibration_or_a_deleted_reference_changes_no_readers_verdict(proje
         assert readings(files, tmp_path, capsys) == before
     finally:
         shutil.copy(REPO / "evals" / "reference.json", root / "reference.json")
+        shutil.copy(tmp_path / "bars.toml", root / "bars.toml")
 
 
 def test_reference_re_judges_against_another_explicitly_and_says_so(project, capsys):
@@ -217,6 +219,16 @@ def test_shards_and_their_merge_hold_their_dataset_selection(project, tmp_path, 
     assert merge.main([*map(str, shards), "--out", str(tmp_path / "merged.json"), "--version", "v3", "--no-upload"]) == 0
     merged = load_record(tmp_path / "merged.json")
     assert [r["id"] for r in merged.rows] == [r[0] for r in merged.meta.dataset_rows]
+    # shards of an earlier layout merge too: their reference file read once, its copy kept
+    old = []
+    for shard in shards:
+        old.append(tmp_path / f"old-{shard.name}")
+        old[-1].write_text(as_layout_4(shard.read_text()))
+    assert merge.main([*map(str, old), "--out", str(tmp_path / "merged-old.json"), "--version", "v3",
+                       "--no-upload"]) == 0
+    again = load_record(tmp_path / "merged-old.json")
+    assert again.meta.judged_with.rule == rule.RULE and again.meta.judged_with.reference is not None
+    assert [r["id"] for r in again.rows] == [r["id"] for r in merged.rows]
     # a row deleted from a shard and from the whole plan it names, resealed: refused
     data = json.loads(shards[0].read_text())
     gone = data["rows"][0]["id"]
@@ -250,3 +262,22 @@ def test_a_compare_record_of_the_rows_both_share_holds_them(project, tmp_path, c
     capsys.readouterr()
     assert show.main([str(bad), "--verdict"]) == 2
     assert "rows were deleted" in capsys.readouterr().err
+
+
+def test_resume_finishes_a_record_of_an_earlier_layout_by_todays_rule(project, tmp_path, capsys):
+    _, files = project
+    data = json.loads(files["v2"].read_text())
+    runs = [r for r in data["runs"] if r["stage"] == "gate"]
+    data["runs"], data["meta"]["complete"], data["verdict"] = runs[:-2], False, None
+    data["meta"]["confirm"] = {"enabled": True, "k": None}
+    path = tmp_path / "results" / "v2-old.json"
+    path.parent.mkdir()
+    path.write_text(as_layout_4(resealed(data)))
+    assert regression.main(["--resume", str(path), "--no-upload", "--quiet"]) == 1
+    record = load_record(path)
+    assert not record.incomplete() and record.meta.judged_with.rule == rule.RULE
+    assert record.meta.judged_with.reference is not None and record.runs_for("v2", "confirm")
+    capsys.readouterr()
+    assert show.main([str(path), "--verdict"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split(": ", 2)[-1].startswith("FAIL") and "judged by rule 1" in out
