@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from turngate.record.results import Meta, Record, RunResult, ScorerVerdict
+from turngate.verdict.rule import judged_with
 
 SCORERS = ["refund_outcome", "policy_judge"]
 
@@ -48,5 +49,32 @@ def record(version: str, runs: list[RunResult], rows: list[dict], *, baseline: s
     meta = Meta(version=version, baseline=baseline, model="offline", judge="offline", dataset="datasets/x.jsonl",
                 dataset_sha256=sha, trials=trials, seeds=list(range(trials)), parallelism=1,
                 thresholds={"refund_outcome": 0.8, "policy_judge": 0.7}, started="2026-11-29T10:00:00+00:00",
-                complete=True)
+                complete=True, judged_with=judged_with())  # today's rule, by the bars only
     return Record(meta=meta, rows=rows, runs=runs)
+
+
+def resealed(data: dict) -> str:
+    """A record's JSON (its digest and seal dropped) as save_record would write it: its digest
+    recomputed and its seal added, as a forger or a script that edits a record and reseals it would."""
+    import json
+
+    from turngate.record.results import SEAL, digest_of, seal_text
+
+    data = {k: v for k, v in data.items() if k not in ("digest", SEAL)}
+    data["digest"] = digest_of(data)
+    return seal_text(json.dumps(data, indent=1))
+
+
+def as_layout_4(text: str, **meta) -> str:
+    """A results@5 record's text as a results@4 library wrote it (no judged_with, no dataset
+    rows: its reference read from the file meta.reference names), resealed; meta: fields to set."""
+    import json
+
+    data = json.loads(text)
+    data["meta"]["schema"] = "turngate/results@4"
+    data["meta"].pop("judged_with", None)
+    data["meta"].pop("dataset_rows", None)
+    data["meta"].update(meta)
+    if "reference" in meta:
+        data["plan"]["settings"]["reference"] = meta["reference"]
+    return resealed(data)

@@ -1,6 +1,7 @@
-"""regrade judges a record against the bars and the reference it was judged with (its meta), so it
-needs no bars file and runs from any folder; --thresholds / --reference override, and the output
-says which bars and which reference it used."""
+"""regrade judges a record against the bars and the reference it was judged with (its meta: the
+bars and its own copy of the reference), so it needs no bars file or reference file and runs from
+any folder; --thresholds / --reference override, and the output says which bars and which
+reference it used. A record of an earlier layout (no copy) is judged against the file it names."""
 from __future__ import annotations
 
 import json
@@ -12,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.record_helpers import as_layout_4
 from turngate.commands import regrade
 from turngate.record.results import load_record, save_record
+from turngate.verdict.rule import judged_with
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "evals" / "reference.json"
@@ -64,7 +67,7 @@ def test_no_flags_use_the_records_own_bars_and_reference_from_a_folder_without_a
     assert res.returncode == 0, res.stdout + res.stderr
     assert "no thresholds file" not in res.stderr
     assert "bars: the record's own (meta.thresholds" in res.stdout
-    assert f"reference: {REFERENCE} (the record's own)" in res.stdout
+    assert f"reference: the copy the record carries (taken from {REFERENCE})" in res.stdout
     got, before = regraded(record_file.parent)["meta"], json.loads(record_file.read_text())["meta"]
     assert got["thresholds"] == before["thresholds"] and got["reference"] == before["reference"]
     assert got["thresholds_path"] == before["thresholds_path"]
@@ -81,35 +84,45 @@ def test_no_flags_use_the_records_own_bars_and_reference_from_a_folder_without_a
 
 
 def test_a_relative_reference_is_found_from_the_results_files_project(tmp_path, record_file, monkeypatch, capsys):
+    """A record of an earlier layout carries no copy: its reference is the file it names."""
     project = record_file.parent.parent  # <project>/results/v3-run.json, <project>/bars/reference.json
     (project / "bars").mkdir()
     shutil.copy(REFERENCE, project / "bars" / "reference.json")
-    edit(record_file, reference="bars/reference.json")  # as a gate run from <project> stores it
+    # as a gate run from <project> stores it
+    record_file.write_text(as_layout_4(record_file.read_text(), reference="bars/reference.json"))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     assert regrade.main([str(record_file)]) == 0
     found = project / "bars" / "reference.json"
-    assert f"reference: {found} (the record's own)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"reference: {found} (the file the record names)" in out and "judged by an earlier rule" in out
     assert regraded(record_file.parent)["meta"]["reference"] == str(found)
 
 
 def test_a_reference_that_is_gone_is_one_line_naming_reference_and_reference_overrides(tmp_path, record_file,
                                                                                         capsys):
-    edit(record_file, reference=str(tmp_path / "gone" / "reference.json"))
+    gone = tmp_path / "gone" / "reference.json"
+    edit(record_file, reference=str(gone))  # a current record: judged from its own copy, the file unread
+    assert regrade.main([str(record_file)]) == 0
+    assert "reference: the copy the record carries" in capsys.readouterr().out
+    for old in record_file.parent.glob("*-regraded-*"):
+        old.unlink()
+    record_file.write_text(as_layout_4(record_file.read_text()))  # an earlier layout: the file, which is gone
     assert regrade.main([str(record_file)]) == 2
     captured = capsys.readouterr()
     [line] = captured.err.splitlines()
-    assert line == (f"error: {record_file}: the reference it was judged with, {tmp_path / 'gone' / 'reference.json'}, "
-                    f"is not there; name it: evals regrade {record_file} --reference PATH")
+    assert line == (f"error: {record_file}: judged by an earlier rule (results@4), it carries no copy of its "
+                    f"reference, and the file it names, {gone}, is not there; name one: evals regrade "
+                    f"{record_file} --reference PATH (or --reference current)")
     assert not list(record_file.parent.glob("*-regraded-*"))
     assert regrade.main([str(record_file), "--reference", str(REFERENCE)]) == 0
-    assert f"reference: {REFERENCE} (--reference)" in capsys.readouterr().out
+    assert f"reference: --reference {REFERENCE}" in capsys.readouterr().out
     assert regraded(record_file.parent)["meta"]["reference"] == str(REFERENCE)
 
 
 def test_a_record_judged_by_the_bars_only_is_regraded_by_the_bars_only(record_file, capsys):
-    edit(record_file, reference=None)
+    edit(record_file, reference=None, judged_with=judged_with())
     assert regrade.main([str(record_file)]) == 0
     assert "reference: none (the record was judged by the bars only)" in capsys.readouterr().out
     assert regraded(record_file.parent)["meta"]["reference"] is None

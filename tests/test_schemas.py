@@ -10,12 +10,12 @@ import jsonschema
 import pytest
 
 from turngate.commands import regression
-from turngate.core.errors import RecordError
 from turngate.gate.recheck import recompute, registry_of
 from turngate.record import schemas
 from turngate.record.results import LEGACY_SCHEMAS, SCHEMA, load_record, save_record, schema_name
 from turngate.record.summaries import CellCounts, StoredVerdict, VersionSummary
 from turngate.verdict.decide import decide
+from turngate.verdict.rule import judged_with
 
 REPO = Path(__file__).resolve().parent.parent
 OLD = REPO / "tests" / "data" / "results_at2_v1_vs_v3.json"  # written by regression.py before this change
@@ -97,25 +97,25 @@ def test_an_old_results_file_loads_verifies_and_decides_the_same(tmp_path):
     assert v1.scorers["tool_use"].pass_at_k == raw["summary"]["v1"]["scorers"]["tool_use"]["pass@2"]
     assert v1.by_kind["all"].pass_at_1 == raw["summary"]["v1"]["by_kind"]["all"]["pass@1"]
     stored = record.verdict
-    # written in another checkout: its reference is today's committed one, at its new home
-    written_with = record.meta.reference
-    record.meta.reference = str(Path(__file__).resolve().parents[1] / "evals" / "reference.json")
-    # its confirmation reruns were planned by the gate design of its day; today's design plans
-    # others (more reruns for a flagged total), and a reader refuses to judge runs it did not plan
-    with pytest.raises(RecordError, match="meta.confirm.rows is not the plan"):
-        recompute(record, OLD)
-    assert stored.line == raw["summary"]["verdict"]["line"]
-    record.meta.reference = written_with  # the plan names it: saving checks that
-    assert record.verdict is None  # a refused recheck leaves no verdict behind it
-    record.verdict = stored
+    # its confirmation reruns were planned by the gate design of its day, and it names no rule: a
+    # reader shows the verdict stored with it, said to be so, whatever today's reference file says
+    # (it was written in another checkout: its reference path is not here)
+    verdict = recompute(record, OLD)
+    assert verdict.exit_code == stored.exit_code == 1 and verdict.line == raw["summary"]["verdict"]["line"]
+    assert any("judged by an earlier rule (results@2)" in n for n in verdict.notes)
+    assert record.verdict.line == stored.line
     # a typed Record is judged as its candidate: by its bars alone, v1 fails them too
     assert decide(record, None, registry_of(record.meta)).exit_code == 1 == stored.exit_code
-    # saved again it is a current record: labelled, verified, valid against the shipped schema
+    # saved again (with today's rule, by its bars only) it is a current record: labelled, verified,
+    # valid against the shipped schema
+    record.meta.reference, record.meta.judged_with = None, judged_with()
+    record.replan()
     copy = tmp_path / "again.json"
     shutil.copy(OLD, copy)
     save_record(record, copy)
     again = json.loads(copy.read_text())
     assert again["meta"]["schema"] == SCHEMA and "verdict" not in again["summary"]
+    assert [r[0] for r in again["meta"]["dataset_rows"]] == [r["id"] for r in again["rows"]]  # its rows: its dataset
     validator(schemas.RECORD).validate(again)
     assert load_record(copy).summary == record.summary
 
@@ -123,8 +123,9 @@ def test_an_old_results_file_loads_verifies_and_decides_the_same(tmp_path):
 def test_a_results_file_of_the_former_name_reads_as_the_same_layout():
     """Records written before the library had its own name say `northwind-evals/results@N`: the
     same layout as `turngate/results@N` (OLD above is one, and loads and verifies)."""
-    assert SCHEMA == "turngate/results@4" and LEGACY_SCHEMAS == ("turngate/results@1",)
-    assert schema_name("northwind-evals/results@4") == SCHEMA and schema_name(SCHEMA) == SCHEMA
+    assert SCHEMA == "turngate/results@5" and LEGACY_SCHEMAS == ("turngate/results@1",)
+    assert schema_name("northwind-evals/results@5") == SCHEMA and schema_name(SCHEMA) == SCHEMA
+    assert schema_name("northwind-evals/results@4") == "turngate/results@4"
     assert schema_name("northwind-evals/results@1") in LEGACY_SCHEMAS
     assert schema_name("northwind-evals/results@2") not in LEGACY_SCHEMAS
     assert schema_name("not a schema") == "not a schema"

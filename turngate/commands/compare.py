@@ -21,7 +21,7 @@ from turngate.core import cli_support as cli
 from turngate.gate.sides import read_sides
 from turngate.output.comparison_table import print_comparison
 from turngate.output.console import console
-from turngate.record.results import plan_of, planned_file, save_record
+from turngate.record.results import plan_of, planned_file, save_record, stored_row_sha256
 from turngate.verdict.comparison import (
     _label,
     align,
@@ -30,6 +30,14 @@ from turngate.verdict.comparison import (
     regressions,
 )
 from turngate.verdict.decide import decide, stored
+from turngate.verdict.rule import judged_with
+
+
+def row_hashes(record) -> list[list[str]]:
+    """[id, sha256] of a record's rows as it stores them, in its order."""
+    if record.plan is not None:
+        return [[rid, sha] for rid, sha in record.plan.rows.items()]
+    return [[r["id"], stored_row_sha256(r, record.meta.redacted)] for r in record.rows]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -80,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         record = combined_record(rec_a, rec_b, rows, base_label, cand_label)
     record.meta.compared_files = {"baseline": str(a.baseline), "candidate": str(a.candidate),
                                   "fail_on_regression": str(a.fail_on_regression).lower()}
+    # today's rule; a comparison is judged against no reference (McNemar over the pairs)
+    record.meta.reference, record.meta.judged_with = None, judged_with()
+    if [r["id"] for r in rows] != [r["id"] for r in rec_b.rows]:  # the rows both share: A's are part of its selection
+        shared = [*(record.meta.selection or {}).get("shared_with", []), row_hashes(rec_a)]
+        record.meta.selection = {**(record.meta.selection or {}), "shared_with": shared}
     record.plan = plan_of(record, seeds={cand_label: list(rec_b.meta.seeds), base_label: list(rec_a.meta.seeds)},
                           version_files={cand_label: planned_file(rec_b), base_label: planned_file(rec_a)})
     comparison = record.comparison

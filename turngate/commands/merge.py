@@ -110,6 +110,9 @@ def load_shards(paths: list[str]) -> list[tuple[Path, Record]]:
     for p, r in shards[1:]:
         if r.meta.shard["plan"] != first.meta.shard["plan"] or r.meta.shard["count"] != first.meta.shard["count"]:
             raise ConfigError(f"{first_path} and {p} are shards of different plans: {_differ(first, r)}")
+        for part, what in (("dataset_rows", "different datasets"), ("judged_with", "different references or rules")):
+            if getattr(r.meta, part) != getattr(first.meta, part):
+                raise ConfigError(f"{first_path} and {p} are shards of {what} (meta.{part} differs)")
     n = first.meta.shard["count"]
     seen: dict[int, Path] = {}
     for p, r in shards:
@@ -220,9 +223,14 @@ def main(argv: list[str] | None = None) -> int:
             outputs.append(path)
     shards = load_shards(a.shards)
     record = merged_record(shards, argv)
-    from turngate.gate.recheck import reference_of
+    from turngate.gate.recheck import earlier_rule, file_reference, reference_of
+    from turngate.gate.run import keep_reference
 
-    reference = reference_of(record)
+    if earlier_rule(record, a.shards[0]):  # shards of an earlier layout carry no copy: their file, kept now
+        reference = file_reference(record)
+        keep_reference(record, reference, record.meta.reference)
+    else:
+        reference = reference_of(record)
     want = rerun_plan(record, reference)
     wanted = {(rid, s) for rid, seeds in want.items() for s in seeds}
     reruns = [r for r in record.runs if r.stage == "confirm"]

@@ -6,10 +6,13 @@ every verdict that changed.
     python evals/regrade.py RESULTS --thresholds evals/thresholds.toml [--reference evals/reference.json]
 
 The bars are the record's own (meta.thresholds), so a regrade needs no bars file and runs from
-any folder; --thresholds regrades with a file's bars instead. The reference is the one the
-record names (meta.reference, looked for as written, then beside the results file and in the
-folders above it); --reference names another. The output says which bars and which reference
-were used. The scorers the bars name must be registered where it runs (the project's
+any folder; --thresholds regrades with a file's bars instead. The reference is the copy the
+record carries (meta.judged_with: the part of the accepted run it was judged against, whatever
+became of the file since); --reference FILE names another (`current`: the project's configured
+one). A record of an earlier rule (results@4 and older: no copy) is re-judged by today's rule in
+one stage, its confirmation reruns left out, against the file it names (meta.reference, looked
+for as written, then beside the results file and in the folders above it) or --reference. The
+output says which bars and which reference were used. The scorers the bars name must be registered where it runs (the project's
 [tool.turngate] plugins, or TURNGATE_PLUGINS).
 
 An interrupted (incomplete) record stays incomplete: its runs are re-scored and stored, but
@@ -26,13 +29,22 @@ from pathlib import Path
 from turngate.core import cli_support as cli
 from turngate.core.errors import ConfigError
 from turngate.gate.conclude import finish
-from turngate.gate.recheck import check_reruns, fail_on_regression
+from turngate.gate.recheck import (
+    check_reruns,
+    earlier_rule,
+    fail_on_regression,
+    narrow,
+    one_stage,
+    other_reference,
+)
+from turngate.gate.run import keep_reference
 from turngate.output.console import console
 from turngate.record.results import Record, load_record
 from turngate.scoring.grading import grade_many
 from turngate.scoring.scorers import evaluators_for, judge_scorers, scorer_names
 from turngate.scoring.scorers import registry as scorer_registry
 from turngate.sources.dataset import Row
+from turngate.verdict.reference import DEFAULT_PATH as DEFAULT_REFERENCE
 from turngate.verdict.reference import Reference, check_judge, check_rows, load_reference
 from turngate.verdict.thresholds import Bar, Thresholds, load_thresholds
 
@@ -44,7 +56,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--thresholds", metavar="PATH",
                    help="regrade with this bars file (default: the bars the record was judged with)")
     p.add_argument("--reference", metavar="PATH",
-                   help="judge against this accepted run (default: the reference the record was judged with, if any)")
+                   help="judge against this accepted run (`current`: the project's configured one; default: the "
+                        "copy of the reference the record was judged with, if any)")
     p.add_argument("--out", help="where to write (default: a new <results>-regraded-<stamp>.json beside it)")
     p.add_argument("--report", metavar="PATH.html", help="write a self-contained HTML report")
     p.add_argument("--force", action="store_true", help="let --out/--report replace an existing file")
@@ -124,29 +137,41 @@ def main(argv=None) -> int:
                                                             if record.meta.thresholds_path else ")")
         check_registered(thresholds.bars(), f"{a.results}: meta.thresholds")
     registry = scorer_registry(thresholds)  # a bar outside (0, 1], a declared scorer without one: exit 2 here
-    # the reference: the one the record was judged with, unless --reference names another
-    own = None
-    if record.meta.reference:
-        own = find_reference(record.meta.reference, src)
-        if own is None and not a.reference:
-            raise ConfigError(f"{a.results}: the reference it was judged with, {record.meta.reference}, is not there; "
-                              f"name it: {cli.command('regrade')} {a.results} --reference PATH")
-    # its confirmation reruns are the ones its planned runs call for, under the reference it was judged
-    # with (a --reference stands in for it when its file is gone)
-    judged_with = (own or a.reference) if record.meta.reference else None
-    if not record.incomplete():
-        check_reruns(record, a.results,
-                     narrowed(judged_with, record, record.meta.judge, explicit=False)[0] if judged_with else None)
+    # the reference: the copy the record carries (never a file), unless --reference names another;
+    # a record of an earlier rule carries none: the file it names, judged in one stage (its reruns
+    # were planned by that rule)
+    earlier = earlier_rule(record, a.results)
+    ref_path, source, notes = None, None, []
+    if earlier:
+        one_stage(record, f"regraded from a record judged by {earlier}: its reruns were planned by that rule")
+        console.print(f"{a.results}: judged by {earlier}: re-judged by today's rule, in one stage", markup=False)
+        if record.meta.reference and not a.reference:
+            ref_path = find_reference(record.meta.reference, src)
+            if ref_path is None:
+                raise ConfigError(f"{a.results}: judged by {earlier}, it carries no copy of its reference, and the "
+                                  f"file it names, {record.meta.reference}, is not there; name one: "
+                                  f"{cli.command('regrade')} {a.results} --reference PATH (or --reference current)")
+    elif not record.incomplete():
+        check_reruns(record, a.results)  # its reruns are the ones its own copy of the reference calls for
     if line := record.incomplete():
         console.print(f"{a.results}: {line}", markup=False)
-    ref_path = a.reference or own
-    reference, notes = narrowed(ref_path, record, judge, explicit=bool(a.reference)) if ref_path else (None, [])
+    if a.reference:
+        reference, notes, label = other_reference(a.reference, record, a.results, judge)
+        source = label
+        ref_path = DEFAULT_REFERENCE if a.reference == "current" else a.reference
+    elif ref_path is not None:
+        reference, notes = narrowed(ref_path, record, judge, explicit=False)
+        source = f"{ref_path} (the file the record names)"
+    else:
+        own = record.meta.judged_with.reference if record.meta.judged_with is not None else None
+        reference = narrow(Reference.model_validate(own), record, judge) if own is not None else None
+        taken = (record.meta.judged_with.reference_file or {}).get("path") if own is not None else None
+        source = ("the copy the record carries" + (f" (taken from {taken})" if taken else "")) if own else None
     console.print(f"bars: {bars_from}", markup=False, highlight=False)
-    if ref_path is None:
+    if source is None:
         console.print("reference: none (the record was judged by the bars only)", markup=False, highlight=False)
     else:
-        whose = "--reference" if a.reference else "the record's own"
-        console.print(f"reference: {ref_path} ({whose})" + ("" if reference is not None else
+        console.print(f"reference: {source}" + ("" if reference is not None else
                       ": none of its rows apply; judged by the bars only"), markup=False, highlight=False)
     for note in notes:  # the rows as they were run, the judge as regraded now
         console.print(f"[yellow]note:[/] {note}")
@@ -169,7 +194,14 @@ def main(argv=None) -> int:
     record.meta.thresholds = thresholds.bars()
     if a.thresholds:
         record.meta.thresholds_path = a.thresholds
-    record.meta.reference = str(ref_path) if reference is not None else None
+    if ref_path is not None:
+        record.meta.reference = str(ref_path) if reference is not None else None
+    elif reference is None:
+        record.meta.reference = None
+    taken = record.meta.judged_with.reference_file if record.meta.judged_with is not None and not ref_path else None
+    keep_reference(record, reference, ref_path)  # today's rule, and the reference it was regraded against
+    if taken and reference is not None:
+        record.meta.judged_with.reference_file = taken  # the copy's own source, carried on
     record.meta.regraded_from = str(a.results)
     record.replan()  # a new record: its plan names the judge and bars it was scored with
     out = cli.claim_file(a.out, "--out", force=a.force) if a.out else cli.new_results_path(src.parent,

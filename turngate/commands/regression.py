@@ -37,11 +37,9 @@ from turngate.jobs.target import TargetOptions, tool_names_of
 from turngate.output.console import console, print_json, use_stderr
 from turngate.record.gate_json import GateJson
 from turngate.record.results import Record, load_record, save_record
-from turngate.scoring.scorers import judge_scorers
 from turngate.scoring.scorers import registry as scorer_registry
 from turngate.sources.row_sources import source_for
 from turngate.verdict.reference import DEFAULT_PATH as REFERENCE_PATH
-from turngate.verdict.reference import check_judge, check_rows, load_reference
 from turngate.verdict.thresholds import DEFAULT_PATH, Bar, Thresholds, load_thresholds
 
 
@@ -241,6 +239,8 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
 
 def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) -> int:
     """resume(), holding the lock."""
+    from turngate.gate.recheck import earlier_rule, file_reference, reference_of
+    from turngate.gate.run import keep_reference
     from turngate.jobs.target import version_file_of
     from turngate.record.results import planned_file
 
@@ -292,10 +292,11 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
                                                         confirm_k=conf.get("k")))
         return cli.EXIT_PASS
     cache = enable_cache(a.cache) if not in_workers(m.workers, a.executor) else None
-    reference = load_reference(m.reference) if m.reference else None
-    if reference is not None:  # the same rows the run started with: the same reference cells apply
-        reference, _ = check_rows(reference, record.rows, m.reference, explicit=False)
-        reference, _ = check_judge(reference, m.judge, judge_scorers())
+    reference = reference_of(record)  # the copy it carries: the one the run started with
+    if earlier_rule(record, path):  # an earlier layout carries none: its file, kept now; reruns planned anew
+        reference = file_reference(record)
+        keep_reference(record, reference, m.reference)
+        record.runs = [r for r in record.runs if r.stage != "confirm"]
     with server_fault_env(server_fault(faults)), model_call_budget(a.max_model_calls, path):
         completed = execute_and_confirm(record, pairs, settings, path, agents, evaluators, reference)
     print_model_calls(record)
@@ -398,10 +399,10 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
                         confirm=not a.no_confirm, confirm_k=a.confirm)
     gate = prepare(agents, source_for(a.dataset, a.dataset_id), settings, load_thresholds(a.thresholds), argv,
                    reference_path=None if a.no_reference else a.reference, explicit_reference=explicit_reference,
-                   thresholds_path=a.thresholds, selection={"only": a.only, "tags": a.tags, "limit": a.limit})
+                   thresholds_path=a.thresholds, selection={"only": a.only, "tags": a.tags, "limit": a.limit},
+                   redacted=a.redact_results)
     record, registry, reference = gate.record, gate.registry, gate.reference
     check_targets(faults, [r.id for r in gate.rows], tool_names_of(agents[0].target))
-    record.meta.redacted = a.redact_results
     if a.shard:  # a part of the plan's rows; meta.shard names the whole plan (turngate/jobs/shards.py)
         from turngate.jobs.shards import parse_shard, shard_hints, take_shard
         from turngate.verdict.reference import check_rows as narrow

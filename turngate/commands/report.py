@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from turngate.core import cli_support as cli
-from turngate.gate.recheck import recompute
+from turngate.gate.recheck import judged_by, rejudged
 from turngate.output.html_report import build_html, write_report  # noqa: F401  (re-exported for callers of this module)
 from turngate.record.results import load_record
 
@@ -26,6 +26,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("results", help="a results file (from regression, regrade or compare --out)")
     p.add_argument("--out", metavar="PATH.html", help="where to write (default: beside the results, .html)")
     p.add_argument("--force", action="store_true", help="let --out replace an existing file")
+    p.add_argument("--reference", metavar="FILE", help="re-judge against this reference (`current`: the project's "
+                                                       "configured one), not the copy the record carries")
     return p
 
 
@@ -35,9 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out) if a.out else Path(a.results).with_suffix(".html")
     cli.check_new_file(out, "--out", force=a.force, inputs=[a.results])  # never over a file unless --force
     record = load_record(a.results)  # its runs match its plan and digest, or a one-line error
-    recompute(record, a.results)  # the summary and verdict the page shows come from the runs, never the file's
+    # the summary and verdict the page shows come from the runs, never the file's (but an earlier rule's)
+    _, label = rejudged(record, a.results, a.reference, lambda note: print(f"note: {note}"))
     if line := record.incomplete():
         print(f"{a.results}: {line}")
+    print(f"{a.results}: judged by {judged_by(record, label)}")
     print(f"report: {write_report(record, out)}")
     return cli.EXIT_PASS
 

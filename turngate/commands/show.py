@@ -3,8 +3,12 @@
     evals show results/v3-20261129-101500.json ROW_ID [TRIAL] [--version V]
     evals show results/v3-20261129-101500.json --verdict
 
-The first line is the record's verdict, recomputed from its runs (or `incomplete: N of M
-runs`); a record whose runs do not match its plan is one line and exit 2 (turngate/record/results.py).
+The first line is the record's verdict, recomputed from its runs with what the record carries
+(its bars, its rule, its copy of the reference: never today's reference file), or `incomplete:
+N of M runs`; the second says what it was judged by. --reference FILE (or `current`) re-judges it
+against another reference. A record of an earlier rule (results@4 and older) shows the verdict
+stored with it, said so. A record whose runs do not match its plan, or whose rows are not its
+dataset's selection, is one line and exit 2 (turngate/record/results.py).
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ import json
 
 from turngate.core import cli_support as cli
 from turngate.core.errors import ConfigError
-from turngate.gate.recheck import headline, recompute
+from turngate.gate.recheck import headline, judged_by, rejudged
 from turngate.output.console import console
 from turngate.record.results import load_record
 
@@ -26,6 +30,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", help="which version's run (default: the candidate)")
     p.add_argument("--verdict", action="store_true", help="print the verdict with every reason and note, "
                                                           "recomputed from the runs")
+    p.add_argument("--reference", metavar="FILE", help="re-judge against this reference (`current`: the project's "
+                                                       "configured one), not the copy the record carries")
     return p
 
 
@@ -35,10 +41,13 @@ def main(argv=None) -> int:
     if a.row_id is None and not a.verdict:
         raise ConfigError("show: give a ROW_ID (and TRIAL), or --verdict")
     record = load_record(a.results)  # its runs match its plan and digest, or a one-line error
-    verdict = recompute(record, a.results)  # never the verdict stored in the file
+    # never the verdict stored in the file (but an earlier rule's, said so)
+    verdict, label = rejudged(record, a.results, a.reference, lambda note: console.print(
+        f"note: {note}", markup=False, highlight=False))
     m = record.meta
     console.print(f"{a.results}: {m.job or m.version}, agent {m.agent or 'not named'} (as the file names it; not loaded): "
                   f"{record.incomplete() or headline(verdict)}", markup=False, highlight=False)
+    console.print(f"  judged by {judged_by(record, label)}", markup=False, highlight=False)
     if a.verdict:
         for reason in verdict.reasons if verdict.exit_code == 1 else []:
             console.print(f"  - {reason}", markup=False, highlight=False)

@@ -30,7 +30,33 @@ def registry_of(meta: Meta) -> dict | None:
 
 
 def reference_of(record: Record) -> Any:
-    """The accepted run the gate judged against, narrowed to the record's rows and judge as the gate did."""
+    """The accepted run the gate judged against: the record's own copy (meta.judged_with),
+    narrowed to its rows and judge as the gate did. No file is read: a later calibration, or a
+    reference moved or deleted, changes nothing. None: judged by the bars only, or a record of
+    an earlier rule (its reference, if any, is a file: file_reference)."""
+    j = record.meta.judged_with
+    if j is None or j.reference is None:
+        return None
+    from turngate.verdict.reference import Reference
+
+    return narrow(Reference.model_validate(j.reference), record, record.meta.judge)
+
+
+def narrow(reference: Any, record: Record, judge: str | None) -> Any:
+    """A reference as it applies to the record's rows and this judge (None: it holds none of them)."""
+    from turngate.scoring.scorers import judge_scorers
+    from turngate.verdict.reference import check_judge
+
+    ids = {r["id"] for r in record.rows}
+    reference = reference.model_copy(update={"rows": {k: v for k, v in reference.rows.items() if k in ids}})
+    if not reference.rows and ids:
+        return None
+    return check_judge(reference, judge, judge_scorers())[0]
+
+
+def file_reference(record: Record) -> Any:
+    """A record of an earlier layout's reference: the file meta.reference names, read now (merge
+    and --resume of such a record, which then store a copy of it)."""
     m = record.meta
     if not m.reference:
         return None
@@ -44,13 +70,47 @@ def reference_of(record: Record) -> Any:
     return reference
 
 
+def other_reference(spec: str, record: Record, where: Any, judge: str | None = None) -> tuple[Any, list[str], str]:
+    """--reference FILE, or `current` (the project's configured reference), as it applies to the
+    record's rows and judge: (reference or None, notes, what to call it in the output). A
+    reference from another dataset, or whose rows changed, is refused (ConfigError)."""
+    from turngate.scoring.scorers import judge_scorers
+    from turngate.verdict.reference import DEFAULT_PATH, check_judge, check_rows, load_reference
+
+    path = DEFAULT_PATH if spec == "current" else spec
+    reference, notes = check_rows(load_reference(path), record.rows, path, explicit=True)
+    if reference is not None:
+        reference, judge_notes = check_judge(reference, judge or record.meta.judge, judge_scorers())
+        notes += judge_notes
+    label = f"--reference {spec}" + (f" ({path})" if spec == "current" else "")
+    return reference, notes, label
+
+
+def rejudged(record: Record, path: Any, spec: str | None, say=lambda note: None):
+    """recompute, against --reference `spec` when given (its notes handed to say): (the verdict,
+    the reference's name in the output, or None: the record's own)."""
+    if spec is None:
+        return recompute(record, path), None
+    reference, notes, label = other_reference(spec, record, path)
+    for note in notes:
+        say(note)
+    return recompute(record, path, reference, label), label
+
+
+def earlier_rule(record: Record, where: Any = None) -> str | None:
+    """Why the record is not re-judged by today's rule (turngate/verdict/rule.py), or None."""
+    from turngate.verdict.rule import earlier
+
+    return earlier(record.meta, where or "results file")
+
+
 def check_reruns(record: Record, path: Any = None, reference: Any = False) -> None:
     """Refuse (RecordError, one line) a record whose confirmation reruns are not the ones its
     planned runs call for: a failing rerun deleted would turn a regressed row flaky."""
     from turngate.record.results import RecordError
 
-    if record.incomplete():
-        return
+    if record.incomplete() or earlier_rule(record, path):
+        return  # a record of an earlier rule: its reruns were planned by that rule, which is not here
     if reference is False:
         reference = reference_of(record)
     if problem := confirm_problem(record, reference):
@@ -68,6 +128,8 @@ def confirm_problem(record: Record, reference: Any, *, summary: Any = None) -> s
     from turngate.verdict.summary import summarise
 
     conf, m = record.meta.confirm, record.meta
+    if earlier_rule(record):
+        return None  # planned by an earlier rule (check_reruns)
     runs = record.runs
     have = Counter((r.row_id, r.trial) for r in runs if r.stage == "confirm" and r.version == m.version)
     if not conf or not conf.get("enabled") or record.meta.regraded_from:
@@ -89,10 +151,16 @@ def confirm_problem(record: Record, reference: Any, *, summary: Any = None) -> s
     return None
 
 
-def recompute(record: Record, path: Any = None):
+def recompute(record: Record, path: Any = None, reference: Any = False, reference_label: str | None = None):
     """Replace record.summary (and .comparison) with what the runs say, and return the verdict
     (an turngate.verdict.decide.Verdict). An incomplete record gets no verdict: exit code 2 and the line
-    `incomplete: N of M runs`, and record.verdict None, as an interrupted gate stores none."""
+    `incomplete: N of M runs`, and record.verdict None, as an interrupted gate stores none.
+
+    The record is judged with what it carries (its bars, its reference copy, its rule). A record
+    of an earlier rule keeps the verdict stored with it (said in a note). reference: another
+    accepted run to judge it against (--reference: said in a note, reference_label naming it;
+    None judges by the bars only); a record of an earlier rule is then judged in one stage, its
+    reruns left out (they were planned by that rule)."""
     from turngate.verdict.decide import EXIT_UNJUDGED, Verdict, decide, stored
 
     if record.meta.compared_files:
@@ -104,24 +172,63 @@ def recompute(record: Record, path: Any = None):
 
     m = record.meta
     registry = registry_of(m)
+    earlier = earlier_rule(record, path)
+    if earlier and reference is not False:
+        one_stage(record, f"judged by {earlier}: its reruns were planned by that rule")
+    was, kept = record.summary, record.verdict
     record.summary = summarise_record(record, {n: s.bar for n, s in (registry or {}).items()})
     record.comparison = record.verdict = None
     if line := record.incomplete():
         return Verdict(exit_code=EXIT_UNJUDGED, line=f"{line}: no verdict over part of the runs")
-    reference = reference_of(record)
-    check_reruns(record, path, reference)
+    if earlier and reference is False:
+        return _stored(record, was, kept, earlier)
+    own = reference_of(record)
+    check_reruns(record, path, own)
     add_judge_correction(record)
     cand = record.summary[m.version]
     if m.baseline:
         record.comparison = compare(record.runs_for(m.baseline), record.runs_for(m.version),
                                     list(registry or cand.scorers), baseline=m.baseline, candidate=m.version)
-    verdict = decide(cand, reference, registry, comparison=record.comparison,
+    against = own if reference is False else reference
+    verdict = decide(cand, against, registry, comparison=record.comparison,
                      fail_on_regression=fail_on_regression(m))
+    if reference is not False:
+        verdict.notes.append(f"judged against {reference_label or '--reference'}"
+                             + ("" if reference is not None else ": none of its rows apply, by the bars only")
+                             + ", not the reference the record was judged with")
     apply(cand, verdict)
     if m.baseline:
         base = record.summary[m.baseline]
-        apply(base, decide(base, reference, registry))
+        apply(base, decide(base, against, registry))
     record.verdict = stored(verdict)
+    return verdict
+
+
+def one_stage(record: Record, why: str) -> None:
+    """The record without its confirmation reruns, to be judged in one stage (meta.confirm says why)."""
+    record.runs = [r for r in record.runs if r.stage != "confirm"]
+    conf = record.meta.confirm or {}
+    record.meta.confirm = {"enabled": bool(conf.get("enabled")), "k": conf.get("k"), "rows": {}, "skipped": why}
+
+
+def _stored(record: Record, summary: dict, kept: Any, earlier: str):
+    """The verdict a record of an earlier rule was stored with, said to be so; each scorer's
+    decision as stored, over the numbers recounted from its runs."""
+    from turngate.verdict.decide import EXIT_UNJUDGED, Verdict
+
+    for version, now in record.summary.items():
+        then = summary.get(version)
+        for name, s in now.scorers.items():
+            old = then.scorers.get(name) if then is not None else None
+            if old is not None:
+                s.ok, s.gate_bar, s.accepted, s.p_value = old.ok, old.gate_bar, old.accepted, old.p_value
+    note = (f"judged by {earlier}: the verdict stored with it, not re-judged "
+            f"(regrade re-judges it by today's rule, in one stage)")
+    if kept is None:
+        verdict = Verdict(exit_code=EXIT_UNJUDGED, line=f"no stored verdict (judged by {earlier})", notes=[note])
+    else:
+        verdict = Verdict.model_validate({**kept.model_dump(), "notes": [*kept.notes, note]})
+    record.verdict = kept.model_copy(update={"notes": [*kept.notes, note]}) if kept is not None else None
     return verdict
 
 
@@ -148,3 +255,19 @@ def _comparison(record: Record):
 
 def headline(verdict) -> str:
     return verdict.line.splitlines()[0] if verdict.line else ""
+
+
+def judged_by(record: Record, label: str | None = None) -> str:
+    """What the verdict shown was judged with, in a few words after "judged by" (show, report)."""
+    from turngate.verdict.rule import RULE
+
+    if (earlier := earlier_rule(record)) and label is None:
+        return f"{earlier}: the verdict stored with it"
+    rule = f"rule {RULE}" + (f" (in one stage: the record was judged by {earlier})" if earlier else "")
+    if label is not None:
+        return f"{rule}, against {label} (not the reference the record was judged with)"
+    j = record.meta.judged_with
+    if j is None or j.reference is None:
+        return f"{rule}, by its bars only (no reference)"
+    source = (j.reference_file or {}).get("path")
+    return f"{rule}, against the reference copy it carries" + (f" (taken from {source})" if source else "")

@@ -76,8 +76,15 @@ def load_rows_for(source: RowSource, agent: AgentSpec) -> Loaded:
 
 def new_record(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], settings: Settings,
                bars: dict[str, Any], argv: list[str], *, thresholds_path: str | None = None,
-               selection: dict[str, Any] | None = None) -> Record:
+               selection: dict[str, Any] | None = None, redacted: bool = False) -> Record:
+    """An empty record of these rows of `loaded` (selection: how they were chosen; None: all of
+    them, or these by id), judged by today's rule (its reference set by prepare)."""
+    from turngate.record.results import dataset_index
+    from turngate.verdict.rule import judged_with
+
     cand = agents[0].load()
+    if selection is None and [r.id for r in rows] != [r.id for r in loaded.rows]:
+        selection = {"only": [r.id for r in rows]}
     target = cand.target
     seeds = list(settings.seeds) if settings.seeds is not None else list(range(settings.trials))
     from turngate.scoring.scorers import judge_scorers
@@ -93,7 +100,10 @@ def new_record(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], setting
                 transport=settings.transport, max_retries=settings.max_retries,
                 judge_timeout=settings.judge_timeout, workers=settings.workers,
                 faults=list(settings.fault_specs), thresholds_path=thresholds_path, selection=selection or {},
-                confirm={"enabled": settings.confirm, "k": settings.confirm_k})
+                confirm={"enabled": settings.confirm, "k": settings.confirm_k}, redacted=redacted,
+                judged_with=judged_with(),
+                dataset_rows=dataset_index([r.model_dump(mode="json", exclude_unset=True) for r in loaded.rows],
+                                           redacted))
     return Record(meta=meta, rows=[r.model_dump(mode="json", exclude_unset=True) for r in rows])
 
 
@@ -282,7 +292,7 @@ class Prepared:
 
 def prepare(agents: list[AgentSpec], source: RowSource, settings: Settings, thresholds: Any, argv: list[str], *,
             reference_path: str | None, explicit_reference: bool = True, thresholds_path: str | None = None,
-            selection: dict[str, Any] | None = None) -> Prepared:
+            selection: dict[str, Any] | None = None, redacted: bool = False) -> Prepared:
     """Every check a gate makes before its first agent call (regression.py and turngate.run_gate
     share it): bars against the scorer registry, the judge, the rows against the agent, the
     reference against the rows. thresholds: an turngate.verdict.thresholds.Thresholds; settings.seeds:
@@ -301,17 +311,38 @@ def prepare(agents: list[AgentSpec], source: RowSource, settings: Settings, thre
     sel = selection or {}
     rows = select(loaded.rows, sel.get("only"), sel.get("tags"), sel.get("limit"))
     record = new_record(agents, loaded, rows, settings, thresholds.bars(), argv, thresholds_path=thresholds_path,
-                        selection=selection)
+                        selection=selection, redacted=redacted)
     if reference is not None:  # an explicit reference from another dataset: a ConfigError here
         reference, notes = check_rows(reference, record.rows, reference_path, explicit=explicit_reference)
         reference, judge_notes = check_judge(reference, record.meta.judge, judge_scorers())
         for note in notes + judge_notes:
             console.print(f"[yellow]note:[/] {note}")
         record.meta.reference = reference_path if reference is not None else None
+        keep_reference(record, reference, reference_path)
     return Prepared(agents, rows, settings, evaluators, registry, reference, record)
 
 
-__all__ = ["DEFAULT_AGENT", "DEFAULT_DATASET", "AgentSpec", "agents_for", "agents_from_meta", "confirm",
+def keep_reference(record: Record, reference: Any, path: str | Path | None) -> None:
+    """Store in the record the part of the reference it is judged against (its rows; every
+    scorer's cells) and today's rule: its readers judge it from that copy, never from the file."""
+    import hashlib
+
+    from turngate.verdict.rule import judged_with
+
+    copy = None
+    if reference is not None:
+        ids = {r["id"] for r in record.rows}
+        copy = reference.model_copy(update={"rows": {k: v for k, v in reference.rows.items() if k in ids}})
+    source = None
+    if copy is not None and path is not None:
+        try:
+            source = {"path": str(path), "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+        except OSError:
+            source = {"path": str(path)}
+    record.meta.judged_with = judged_with(copy, source)
+
+
+__all__ = ["keep_reference", "DEFAULT_AGENT", "DEFAULT_DATASET", "AgentSpec", "agents_for", "agents_from_meta", "confirm",
            "confirm_async", "execute", "execute_and_confirm",
            "execute_async", "gate_evaluators", "prepare", "Prepared",
            "load_rows_for", "missing_pairs", "new_record", "run_seeds", "summarise_record"]

@@ -31,9 +31,12 @@ from turngate.record.summaries import StoredVerdict, VersionSummary
 
 # @2: the record carries its plan and a digest (see RecordPlan); @3: the summary is labelled
 # (turngate/record/summaries.py) and the verdict is a field of its own; @4: the file ends with a
-# seal of its bytes (SEAL). Each reads the earlier ones.
+# seal of its bytes (SEAL); @5: it carries what it was judged with (meta.judged_with: the rule,
+# its constants, its copy of the reference) and its dataset's rows (meta.dataset_rows), so it is
+# re-judged from itself alone. Each reads the earlier ones.
 SCHEMA_NAME = "turngate/results"
-SCHEMA = f"{SCHEMA_NAME}@4"
+SCHEMA_VERSION = 5
+SCHEMA = f"{SCHEMA_NAME}@{SCHEMA_VERSION}"
 LEGACY_SCHEMAS = (f"{SCHEMA_NAME}@1",)  # written before plans: runs checked against rows x seeds only
 # A record's layout is its `results@N`; the part before the slash names the library that wrote
 # it: turngate, or the name the library had before it had its own. Files written under that
@@ -45,6 +48,12 @@ def schema_name(schema: str) -> str:
     """A record's meta.schema under the library's own name: `<writer>/results@N` is turngate/results@N."""
     m = _WRITTEN_BY.fullmatch(schema)
     return f"{SCHEMA_NAME}@{m.group(1)}" if m else schema
+
+
+def layout_of(schema: str) -> int | None:
+    """N of a record's `results@N` (None: not a results layout)."""
+    m = _WRITTEN_BY.fullmatch(schema)
+    return int(m.group(1)) if m else None
 
 
 # a slotted dataclass, not a model: a big record holds hundreds of thousands of these, and
@@ -92,6 +101,19 @@ def _confirm_shape(conf: dict[str, Any] | None) -> dict[str, Any] | None:
     return None if conf is None else dict(_CONFIRM.validate_python(conf))
 
 
+class JudgedWith(BaseModel):
+    """What a record was judged with (results@5), so that every reader re-judges it from the
+    record alone: a later calibration, or a moved or deleted reference file, changes nothing."""
+    model_config = ConfigDict(extra="forbid")
+    rule: int  # the decision rule's version (turngate/verdict/rule.py)
+    policy: dict[str, int | float]  # that rule's constants, as they were
+    # the accepted run's counts it was judged against (a turngate.verdict.reference.Reference): the
+    # rows of its dataset selection, every scorer's cells (all count in a row's "some scorer" unit)
+    reference: dict[str, Any] | None = None
+    reference_sha256: str | None = None  # of `reference` as canonical JSON: checked on every read
+    reference_file: dict[str, str] | None = None  # where the copy came from: path, sha256 of the file then
+
+
 class Meta(BaseModel):
     """How the run was made: enough to reproduce it, and what --resume restores."""
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -136,6 +158,10 @@ class Meta(BaseModel):
     confirm: Annotated[dict[str, Any] | None, AfterValidator(_confirm_shape)] = None  # the confirmation reruns: enabled, rows -> seeds, cost
     reference: str | None = None  # the accepted-run reference judged against (None: bars only)
     shard: dict[str, Any] | None = None  # --shard K/N: index, count, the whole plan's digest (turngate/jobs/shards.py)
+    judged_with: JudgedWith | None = None  # results@5: the rule, its constants and the reference (None: earlier)
+    # results@5: every row of the dataset, in its order: [id, sha256 of the row as stored, tags];
+    # the record's rows are exactly meta.selection of these (check_record)
+    dataset_rows: list[tuple[str, str, list[str]]] | None = None
 
     @property
     def versions(self) -> list[str]:
@@ -325,6 +351,90 @@ def _record_digest(record: Record) -> str:
     return h.hexdigest()
 
 
+def stored_row_sha256(row: dict[str, Any], redacted: bool) -> str:
+    """row_sha256 of a row as a record stores it (masked with --redact-results)."""
+    if redacted:
+        from turngate.core.redaction import mask
+
+        return row_sha256(mask(row))
+    return row_sha256(row)
+
+
+def dataset_index(rows: list[dict[str, Any]], redacted: bool = False) -> list[tuple[str, str, list[str]]]:
+    """meta.dataset_rows of these dataset rows (dicts as a record stores them), in their order."""
+    return [(r["id"], stored_row_sha256(r, redacted), list((r.get("inputs") or {}).get("tags") or []))
+            for r in rows]
+
+
+def selected_rows(index: list, selection: dict[str, Any]) -> list[tuple[str, str]]:
+    """(id, sha256) of the dataset rows meta.selection picks, in dataset order: the rule of
+    turngate.sources.dataset.select (`only`, then `tags`, then `limit`), over meta.dataset_rows;
+    then, for a compare record, only the rows each side it was compared with holds (shared_with)."""
+    picked = [(rid, sha, tags) for rid, sha, tags in index]
+    if (only := selection.get("only")) is not None:
+        wanted = {only} if isinstance(only, str) else set(only)
+        picked = [e for e in picked if e[0] in wanted]
+    if (tags := selection.get("tags")) is not None:
+        wanted = {tags} if isinstance(tags, str) else set(tags)
+        picked = [e for e in picked if wanted & set(e[2])]
+    if (limit := selection.get("limit")) is not None:
+        picked = picked[:max(int(limit), 0)]
+    out = [(rid, sha) for rid, sha, _ in picked]
+    for side in selection.get("shared_with") or []:
+        held = {(rid, sha) for rid, sha in side}
+        out = [e for e in out if e in held]
+    return out
+
+
+def reference_sha256(copy: dict[str, Any] | None) -> str | None:
+    """meta.judged_with.reference_sha256 of a reference copy."""
+    return None if copy is None else hashlib.sha256(_canonical(copy)).hexdigest()
+
+
+def _rows_not_selected(record: Record) -> str | None:
+    """Where the record's rows are not exactly its selection of its dataset's rows (a row
+    deleted from rows, plan and runs, or one added), in one line; None: they are. A shard's rows
+    are part of it, and its meta.shard.rows the whole of it."""
+    m, p = record.meta, record.plan
+    have = list(p.rows.items()) if p is not None else [(r["id"], stored_row_sha256(r, m.redacted))
+                                                       for r in record.rows]
+    want = selected_rows(m.dataset_rows or [], m.selection or {})
+    if m.shard and "index" in m.shard:
+        if list((m.shard.get("rows") or {}).items()) != want:
+            return "meta.shard.rows are not the selection of the dataset rows the record names (meta.dataset_rows)"
+        at = {e: i for i, e in enumerate(want)}
+        if all(e in at for e in have) and [at[e] for e in have] == sorted(at[e] for e in have):
+            return None  # a part of it, in its order
+        want = [e for e in want if e[0] in {rid for rid, _ in have}]  # what is wrong with the rows it holds
+    if have == want:
+        return None
+    sha_of, mine = dict(want), dict(have)
+    if missing := [rid for rid, _ in want if rid not in mine]:
+        return (f"row {missing[0]!r} of its dataset selection is not in the record ({len(have)} rows, "
+                f"meta.dataset_rows and meta.selection make {len(want)}): rows were deleted")
+    if extra := [rid for rid, _ in have if rid not in sha_of]:
+        return f"row {extra[0]!r} is not in its dataset selection (meta.dataset_rows and meta.selection)"
+    if changed := [rid for rid, sha in have if sha_of[rid] != sha]:
+        return f"row {changed[0]!r} is not the dataset's row meta.dataset_rows names (its content differs)"
+    return "the rows are not in their dataset's order (meta.dataset_rows)"
+
+
+def _judged_with_problem(record: Record) -> str | None:
+    """A results@5 record's judged_with and dataset rows: present, and its reference copy its digest."""
+    m = record.meta
+    if m.judged_with is None:
+        return f"no meta.judged_with (a {SCHEMA} record always has it: the file was edited)"
+    if m.dataset_rows is None:
+        return f"no meta.dataset_rows (a {SCHEMA} record always has them: the file was edited)"
+    j = m.judged_with
+    if (m.reference is None) != (j.reference is None):
+        return (f"meta.reference is {m.reference!r} but meta.judged_with {'holds no' if j.reference is None else 'holds a'}"
+                " reference copy (the file was edited)")
+    if reference_sha256(j.reference) != j.reference_sha256:
+        return "meta.judged_with.reference is not the copy its reference_sha256 names (it was edited)"
+    return None
+
+
 def plan_of(record: Record, *, version_files: dict[str, dict[str, str] | None] | None = None,
             seeds: dict[str, list[int]] | None = None, agent_code: dict[str, Any] | None = None) -> RecordPlan:
     """The plan meta and rows describe. version_files: None asks turngate.jobs.target for the files of the
@@ -418,6 +528,8 @@ def check_record(record: Record, data: dict[str, Any] | None, where: str | Path,
                           f"(e.g. {_key(missing[0])}): {len(wanted) - len(missing)} of {len(wanted)} runs")
     if record.digest is not None and not sealed and not digest_matches(data, record.digest):
         raise RecordError(f"{where}: digest mismatch: meta, plan, rows or runs changed after the file was written")
+    if (layout_of(record.meta.schema_) or 0) >= 5 and (why := _judged_with_problem(record) or _rows_not_selected(record)):
+        raise RecordError(f"{where}: {why}")
 
 
 def load_record(path: str | Path) -> Record:
@@ -476,12 +588,21 @@ def _parse(raw: bytes, path: Path) -> Any:
         raise RecordError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
 
 
+def _current_layout(record: Record) -> None:
+    """The record as this layout (SCHEMA) writes it: its plan fixed at the first save, and its
+    dataset rows: a record written before results@5, or built from rows of no dataset (by hand),
+    has its own rows as its dataset."""
+    record.meta.schema_ = SCHEMA
+    if record.meta.dataset_rows is None:
+        record.meta.dataset_rows = dataset_index(record.rows, record.meta.redacted)
+    if record.plan is None:
+        record.plan = plan_of(record)
+
+
 def sealed(record: Record) -> dict[str, Any]:
     """The record as save_record writes it: the plan fixed at the first save, then the digest over
     meta, plan, rows and runs as written (masked with --redact-results)."""
-    record.meta.schema_ = SCHEMA
-    if record.plan is None:
-        record.plan = plan_of(record)
+    _current_layout(record)
     data = record.model_dump(mode="json", by_alias=True, exclude={"digest"})
     if record.meta.redacted:
         from turngate.core.redaction import mask
@@ -497,9 +618,7 @@ def sealed_text(record: Record) -> str:
     seal (SEAL)."""
     if record.meta.redacted:
         return seal_text(json.dumps(sealed(record), indent=1, ensure_ascii=False))
-    record.meta.schema_ = SCHEMA
-    if record.plan is None:
-        record.plan = plan_of(record)
+    _current_layout(record)
     record.digest = _record_digest(record)
     return seal_text(record.model_dump_json(by_alias=True, indent=1))
 
