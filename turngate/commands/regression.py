@@ -305,7 +305,7 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
     registry = scorer_registry(Thresholds(provenance={"scorers": list(m.thresholds)},  # the run's own bars
                                           scorers={n: Bar(bar=b) for n, b in m.thresholds.items()}))
     code = finish(record, path, registry, reference, completed, started, fail_on_regression=a.fail_on_regression,
-                  report=a.report, junit=a.junit, pr_comment=a.markdown)
+                  report=a.report, junit=a.junit, pr_comment=a.markdown, force=a.force)
     return partial(record, uploaded(path, settings, code))
 
 
@@ -406,7 +406,7 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
         record.meta.cache = stats
         console.print(cache_line(stats))
     code = finish(record, path, registry, reference, completed, started, fail_on_regression=a.fail_on_regression,
-                  report=a.report, junit=a.junit, pr_comment=a.markdown)
+                  report=a.report, junit=a.junit, pr_comment=a.markdown, force=a.force)
     return partial(record, uploaded(path, settings, code))
 
 

@@ -38,6 +38,6 @@ def main(argv: list[str] | None = None) -> int:
     recompute(record, a.results)  # the summary and verdict the page shows come from the runs, never the file's
     if line := record.incomplete():
         print(f"{a.results}: {line}")
-    print(f"report: {write_report(record, out)}")
+    print(f"report: {write_report(record, out, force=a.force)}")
     return cli.EXIT_PASS
 

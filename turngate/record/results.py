@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -548,14 +547,6 @@ class RecordWriteError(RecordError):
 _SAVED: set[Path] = set()  # results files this process saved: if their directory goes, that is an error
 
 
-def _write_text(fd: int, text: str) -> None:
-    """Write and flush to the disk, so a full disk fails here, before the old file is replaced."""
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
 def _left_on_disk(path: Path) -> str:
     """After a failed save: what `path` holds now, and how to go on from it."""
     try:
@@ -587,28 +578,17 @@ def _write_failed(path: Path, exc: OSError) -> RecordWriteError:
 
 
 def save_record(record: Record, path: str | Path) -> Path:
-    """Write atomically: an interrupt or a full disk mid-write never leaves a half file behind
-    (the temporary file goes; `path` keeps its last complete version). A failed write raises
-    RecordWriteError naming what is left. A directory that vanished after this process saved
-    into it is an error, not re-created behind the user's back."""
+    """Write atomically (turngate/core/atomic_write.py, mode 0600: runs hold what users typed): an
+    interrupt or a full disk mid-write never leaves a half file behind (the temporary file goes;
+    `path` keeps its last complete version). A failed write raises RecordWriteError naming what is
+    left. A directory that vanished after this process saved into it is an error, not re-created
+    behind the user's back."""
+    from turngate.core.atomic_write import write_atomic
+
     path = Path(path)
     text = sealed_text(record)
     key = path.absolute()
-    try:
-        if key not in _SAVED:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    except OSError as exc:
-        raise _write_failed(path, exc) from exc
-    try:
-        _write_text(fd, text)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise _write_failed(path, exc) from exc
-        raise
+    write_atomic(path, text, private=True, mkdir=key not in _SAVED, failed=_write_failed)
     _SAVED.add(key)
     return path
 
