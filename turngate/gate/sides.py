@@ -26,6 +26,7 @@ from pathlib import Path
 
 import orjson
 
+from turngate.core.atomic_write import WriteError, write_atomic
 from turngate.core.errors import ConfigError, RecordError
 from turngate.gate.recheck import check_reruns, confirm_problem, reference_of
 from turngate.record.results import Record, load_record, load_record_view, read_bytes
@@ -84,16 +85,12 @@ class SideCache:
                 # the columns as they are (dataclasses.asdict would deep-copy every cell: 0.25 s here)
                 "table": {"keys": side.table.keys, "passed": side.table.passed, "explanations": side.table.explanations}}
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.dir / f".{key}.{os.getpid()}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(orjson.dumps(data))
-            os.replace(tmp, self.dir / f"{key}.json")
-            entries = sorted(self.dir.glob("*.json"), key=lambda p: p.stat().st_mtime)
+            write_atomic(self.dir / f"{key}.json", orjson.dumps(data), what="the compare cache", private=True)
+            entries = sorted((p for p in self.dir.glob("*.json") if not p.name.startswith(".")),  # not a writer's .tmp-*
+                             key=lambda p: p.stat().st_mtime)
             for old in entries[:-self.KEEP]:
                 old.unlink(missing_ok=True)
-        except OSError:
+        except (OSError, WriteError):  # a cache: not written is only slower next time
             pass
 
 
