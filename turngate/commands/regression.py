@@ -234,6 +234,7 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
     path = Path(a.resume)
     if not path.is_file():
         load_record(path)  # the one-line error for a missing or unreadable file, before any lock file
+    cli.WORKING.append(path)  # an interrupt names it (with how to finish it), never removes it
     with holding(path, f"{cli.command('gate')} --resume {path}"):
         return _resume(a, argv, started, path)
 

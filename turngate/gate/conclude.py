@@ -58,8 +58,10 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
     record.verdict = None  # decided below, from these runs (a resumed record's old one is void)
     save_record(record, path)
     if not completed:
-        console.print(f"[yellow]interrupted[/]: {len(record.runs)} runs kept in {path} "
-                      f"(complete it with --resume {path})")
+        import sys  # the one line of an interrupted run goes to stderr, as every exit 2's does
+
+        print(f"interrupted: {len(record.runs)} run(s) kept in {path} (complete it with --resume {path})",
+              file=sys.stderr)
         verdict = decide(record)
         write_ci_outputs(record, verdict, path, junit=junit, pr_comment=pr_comment, force=force)
         return verdict

@@ -607,25 +607,29 @@ def holding(path: str | Path, what: str):
     import socket
     from datetime import datetime
 
+    from turngate.core.atomic_write import signals_held
+
     path, lock = Path(path), lock_path(path)
-    while True:
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise RecordError(f"{path}: cannot create its lock file {lock} ({exc.strerror or exc})") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = " ".join(os.read(fd, 2000).decode(errors="replace").split()) or "another process"
-            os.close(fd)
-            raise RecordError(f"{path}: in use by {holder} (lock {lock}); wait for it to finish") from None
-        try:
-            here, there = os.fstat(fd), os.stat(lock)
-            if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino):
-                break
-        except FileNotFoundError:
-            pass
-        os.close(fd)  # its last holder removed it between our open and our lock: lock the new one
+    with signals_held():  # locked and listed for removal on an abrupt exit, or neither: no stray lock file
+        while True:
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise RecordError(f"{path}: cannot create its lock file {lock} ({exc.strerror or exc})") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = " ".join(os.read(fd, 2000).decode(errors="replace").split()) or "another process"
+                os.close(fd)
+                raise RecordError(f"{path}: in use by {holder} (lock {lock}); wait for it to finish") from None
+            try:
+                here, there = os.fstat(fd), os.stat(lock)
+                if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino):
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)  # its last holder removed it between our open and our lock: lock the new one
+        cli.TEMPORARY.append(lock)
     stamp = datetime.now().astimezone().isoformat(timespec="seconds")
     os.ftruncate(fd, 0)
     os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} since {stamp} ({what})".encode())
@@ -635,3 +639,4 @@ def holding(path: str | Path, what: str):
         with contextlib.suppress(OSError):
             os.unlink(lock)  # before closing: whoever opened this file meanwhile sees it is gone and retries
         os.close(fd)
+        cli.TEMPORARY.remove(lock)
