@@ -13,7 +13,6 @@ import contextlib
 import errno
 import os
 import signal
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -98,6 +97,8 @@ def write_atomic(path: str | Path, data: str | bytes, *, what: str = "the file",
         try:
             if mkdir:
                 path.parent.mkdir(parents=True, exist_ok=True)
+            import tempfile  # here: the modules that import this one stay cheap at start-up
+
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
         except OSError as exc:
             raise error(exc) from exc

@@ -2,7 +2,7 @@
 results files that never overwrite, a quiet Ctrl-C or SIGTERM, and a reader of the output
 that may leave early (`| head -1`).
 
-Cheap to import on purpose (stdlib only at module level): each command imports it first and
+Cheap to import on purpose (a few stdlib modules at module level, the rest where used): each command imports it first and
 calls `exit_quietly_on_interrupt()` before its heavy imports, so Ctrl-C or SIGTERM during
 start-up is one line and exit 2, not a traceback from inside some library's import (nor the
 shell's 130 or 143)."""
@@ -10,15 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
-import secrets
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
-from datetime import datetime
 from pathlib import Path
 
 from turngate.core.atomic_write import signals_held
@@ -75,6 +70,10 @@ def _interrupted(signum, frame) -> None:
     for path in TEMPORARY:
         with contextlib.suppress(OSError):
             path.unlink()
+    if (mp := sys.modules.get("multiprocessing")) is not None:  # --workers: none outlives the gate
+        with contextlib.suppress(Exception):
+            for child in mp.active_children():
+                child.terminate()
     with contextlib.suppress(OSError):  # a stderr nobody reads any more
         os.write(2, (line + "\n").encode(errors="replace"))
     os._exit(EXIT_UNJUDGED)
@@ -329,6 +328,8 @@ def check_positive(value: float | None, flag: str) -> None:
 
 def _writable_dir(directory: Path, flag: str, shown: str) -> None:
     try:
+        import tempfile  # here, not at the top: start-up stays short (its signal handler comes first)
+
         with tempfile.TemporaryFile(dir=directory):
             pass
     except OSError as exc:
@@ -423,6 +424,9 @@ def new_results_path(directory: str | Path, name: str) -> Path:
     even in the same second and from different processes, never share (or overwrite) a file."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    import secrets
+    from datetime import datetime
+
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     for _ in range(64):
         path = directory / f"{name}-{stamp}-{secrets.token_hex(2)}.json"
@@ -439,10 +443,14 @@ def new_results_path(directory: str | Path, name: str) -> Path:
 # --- provenance ---------------------------------------------------------------------------
 
 def sha256_file(path: str | Path) -> str:
+    import hashlib
+
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def git_commit() -> str | None:
+    import subprocess
+
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path.cwd(), capture_output=True, text=True, timeout=5)
         return out.stdout.strip() or None
