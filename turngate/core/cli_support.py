@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+from datetime import datetime
 from pathlib import Path
 
 from turngate.core.atomic_write import signals_held
@@ -425,7 +426,6 @@ def new_results_path(directory: str | Path, name: str) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     import secrets
-    from datetime import datetime
 
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     for _ in range(64):
