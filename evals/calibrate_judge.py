@@ -2,10 +2,10 @@
 import sys
 
 try:
-    from turngate.cli import main
+    from turngate.cli import run
 except ImportError as exc:  # a shell without the project's environment: one line and exit 2, never 1
     sys.stderr.write(f"error: cannot import {exc.name} ({exc}): run this with the project's environment "
                      "(. .venv/bin/activate, or pip install -e '.[dev,ray,demo]')\n")
     raise SystemExit(2) from None
 
-raise SystemExit(main(["calibrate-judge", *sys.argv[1:]]))
+run(["calibrate-judge", *sys.argv[1:]])

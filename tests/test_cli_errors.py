@@ -132,7 +132,7 @@ def test_results_names_are_unique_and_created_exclusively(tmp_path, monkeypatch)
     first = cli.new_results_path(tmp_path / "x", "v3")
     first.write_text("run one")
     suffixes = iter([first.stem.rsplit("-", 1)[1], "beef"])
-    monkeypatch.setattr(cli.secrets, "token_hex", lambda n: next(suffixes))
+    monkeypatch.setattr(__import__("secrets"), "token_hex", lambda n: next(suffixes))  # imported where used
     monkeypatch.setattr(cli, "datetime", type("Frozen", (), {"now": staticmethod(
         lambda: __import__("datetime").datetime.strptime(first.stem.split("-", 1)[1][:15], "%Y%m%d-%H%M%S"))}))
     second = cli.new_results_path(tmp_path / "x", "v3")

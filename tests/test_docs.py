@@ -133,7 +133,7 @@ def test_one_console_script_and_the_launchers_are_the_subcommands():
 
     assert set(gen_cli_docs.COMMANDS) == set(cli.COMMANDS)
     for sub, launcher in gen_cli_docs.LAUNCHERS.items():
-        assert f'main(["{sub}", *sys.argv[1:]])' in (REPO / "evals" / f"{launcher}.py").read_text(), launcher
+        assert f'run(["{sub}", *sys.argv[1:]])' in (REPO / "evals" / f"{launcher}.py").read_text(), launcher
 
 
 PATH = re.compile(r"(?<![\w./-])((?:app|evals|scripts|tests|datasets|examples|docs|\.ci)/[\w./*-]*[\w*])")

@@ -14,31 +14,31 @@ import pytest
 
 from tests.serve_helpers import REPO
 from turngate.commands import regression
+from turngate.core import atomic_write
 from turngate.core import cli_support as cli
 from turngate.gate import run as gate_module
-from turngate.record import results as record
 from turngate.record.results import load_record
 
 GATE = ["--version", "v3", "--limit", "6", "--no-upload", "--quiet"]
 
 
 def failing_writer(monkeypatch, *, after: int, errno_: int, before_write=None):
-    """record._write_text that writes the first `after` saves and then fails with errno_
-    half-way through, as a disk filling up does (the truncated temporary file exists then)."""
-    real = record._write_text
+    """The atomic writer's write (turngate/core/atomic_write.py) that writes the first `after` saves
+    and then fails with errno_ half-way through, as a disk filling up does (the truncated
+    temporary file exists then)."""
+    real = atomic_write._write_and_sync
     calls = []
 
-    def write(fd: int, text: str) -> None:
-        calls.append(len(text))
+    def write(fd: int, data: bytes) -> None:
+        calls.append(len(data))
         if len(calls) <= after:
-            return real(fd, text)
+            return real(fd, data)
         if before_write is not None:
             before_write()
-        os.write(fd, text[: len(text) // 2].encode())
-        os.close(fd)
+        os.write(fd, data[: len(data) // 2])
         raise OSError(errno_, os.strerror(errno_))
 
-    monkeypatch.setattr(record, "_write_text", write)
+    monkeypatch.setattr(atomic_write, "_write_and_sync", write)
     return calls
 
 

@@ -55,5 +55,15 @@ def main(argv: list[str] | None = None) -> int:
     return importlib.import_module(module).main(rest)
 
 
-def run() -> None:  # the console script
-    sys.exit(main())
+def run(argv: list[str] | None = None) -> None:
+    """The console script, and a project's own launcher (`run(["gate", *sys.argv[1:]])`): main(),
+    then the process ends with its exit code (cli_support.end_process), so a SIGTERM while
+    Python shuts down is still one line and exit 2, never the OS's 143."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's --help (0) and usage errors (2)
+        code = exc.code
+        if isinstance(code, str):
+            sys.stderr.write(code + "\n")
+            code = cli.EXIT_UNJUDGED
+    cli.end_process(code if isinstance(code, int) else cli.EXIT_PASS if code is None else cli.EXIT_UNJUDGED)

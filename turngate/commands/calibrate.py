@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import shlex
 import sys
 import threading
@@ -50,6 +49,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from turngate.core import cli_support as cli
+from turngate.core.atomic_write import WriteError, write_atomic
 from turngate.core.errors import ConfigError
 from turngate.core.project import project
 from turngate.core.seeds import format_seeds, parse_seeds
@@ -273,20 +273,20 @@ def reference_change(path: str, reference) -> str:
 
 
 def write_new(texts: dict[Path, str], force: bool) -> None:
-    """Write each file; without --force each is created exclusively (O_EXCL), so a file that
-    appeared since the check is never replaced, and none is written unless all can be."""
-    if not force:
-        made = []
-        try:
-            for path in texts:
-                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-                made.append(path)
-        except FileExistsError as exc:
+    """Write each file whole or not at all (turngate/core/atomic_write.py); without --force none
+    replaces a file, even one that appeared since the check, and a failure removes the ones this
+    call wrote: none is written unless all can be."""
+    made = []
+    try:
+        for path, text in texts.items():
+            what = "the bars" if path.suffix == ".toml" else "the reference"
+            made.append(write_atomic(path, text, what=what, exclusive=not force))
+    except WriteError as exc:
+        if not force:
             for path in made:
                 path.unlink(missing_ok=True)
-            raise ConfigError(f"calibrate --write: {exc.filename} already exists; use --force to replace it") from None
-    for path, text in texts.items():
-        path.write_text(text)
+        raise WriteError(f"calibrate --write: {exc}" + (f" (removed {', '.join(map(str, made))})" if made and not force
+                                                         else "")) from None
 
 
 def parser() -> argparse.ArgumentParser:

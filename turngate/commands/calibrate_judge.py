@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.table import Table
 
 from turngate.core import cli_support as cli
+from turngate.core.atomic_write import write_atomic
 from turngate.core.errors import ConfigError
 from turngate.core.project import project
 from turngate.core.turn import Turn
@@ -170,15 +171,15 @@ def main(argv: list[str] | None = None) -> int:
     result, disagreements = measure(examples, a.judge)
     print_result(result, a.judge, a.split)
     out = Path(a.out) / f"judge_disagreements-{a.split}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"judge": a.judge, "split": a.split, "labels": str(labels_path),
-                               "count": len(disagreements), "disagreements": disagreements}, indent=1))
+    write_atomic(out, json.dumps({"judge": a.judge, "split": a.split, "labels": str(labels_path),
+                                  "count": len(disagreements), "disagreements": disagreements}, indent=1),
+                 what="the disagreements file")
     console.print(f"{len(disagreements)} disagreement(s): {out}")
     if a.split == "test" and not a.no_store:
         stored = {"judge": a.judge, "judge_fingerprint": judge_fingerprint(a.judge),
                   "date": date.today().isoformat(), "split": a.split, **result,
                   "labels": labels_path.name, "labels_sha256": cli.sha256_file(labels_path)}
-        Path(a.calibration).write_text(json.dumps(stored, indent=1) + "\n")
+        write_atomic(a.calibration, json.dumps(stored, indent=1) + "\n", what="the judge calibration")
         console.print(f"stored: {a.calibration}")
     elif a.split == "dev":
         console.print("dev split: not stored (the gate's correction uses the test split)")

@@ -105,12 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     if a.report:
         from turngate.output.html_report import write_report
 
-        console.print(f"report: {write_report(record, a.report)}")
+        console.print(f"report: {write_report(record, a.report, force=a.force)}")
     if a.junit or a.markdown:
         from turngate.gate.conclude import write_ci_outputs
 
         write_ci_outputs(record, verdict, a.out or a.candidate, junit=a.junit, pr_comment=a.markdown,
-                         fail_on_regression=a.fail_on_regression)
+                         fail_on_regression=a.fail_on_regression, force=a.force)
     colour = "green" if not worse else "red" if code else "yellow"
     console.print(f"[bold {colour}]{escape(line)}[/]")
     return code

@@ -301,7 +301,7 @@ def _outputs(a: argparse.Namespace, record: Record, verdict, out: Path) -> None:
     if a.report:
         from turngate.output.html_report import write_report
 
-        console.print(f"report: {write_report(record, a.report)}", markup=False, highlight=False)
+        console.print(f"report: {write_report(record, a.report, force=a.force)}", markup=False, highlight=False)
     write_ci_outputs(record, verdict, out, junit=a.junit, pr_comment=a.markdown,
-                     fail_on_regression=fail_on_regression(m))
+                     fail_on_regression=fail_on_regression(m), force=a.force)
 

@@ -209,4 +209,4 @@ def main(argv=None) -> int:
     record.meta.elapsed_s = 0.0
     # an interrupted record stays interrupted: no verdict over part of the runs (exit 2)
     return finish(record, out, registry, reference, record.meta.complete, started,
-                  fail_on_regression=fail_on_regression(record.meta), report=a.report)
+                  fail_on_regression=fail_on_regression(record.meta), report=a.report, force=a.force)

@@ -233,6 +233,7 @@ def resume(a: argparse.Namespace, argv: list[str], started: float) -> int:
     path = Path(a.resume)
     if not path.is_file():
         load_record(path)  # the one-line error for a missing or unreadable file, before any lock file
+    cli.WORKING.append(path)  # an interrupt names it (with how to finish it), never removes it
     with holding(path, f"{cli.command('gate')} --resume {path}"):
         return _resume(a, argv, started, path)
 
@@ -308,7 +309,7 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
     registry = scorer_registry(Thresholds(provenance={"scorers": list(m.thresholds)},  # the run's own bars
                                           scorers={n: Bar(bar=b) for n, b in m.thresholds.items()}))
     code = finish(record, path, registry, reference, completed, started, fail_on_regression=a.fail_on_regression,
-                  report=a.report, junit=a.junit, pr_comment=a.markdown)
+                  report=a.report, junit=a.junit, pr_comment=a.markdown, force=a.force)
     return partial(record, uploaded(path, settings, code))
 
 
@@ -428,7 +429,7 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
         record.meta.cache = stats
         console.print(cache_line(stats))
     code = finish(record, path, registry, reference, completed, started, fail_on_regression=a.fail_on_regression,
-                  report=a.report, junit=a.junit, pr_comment=a.markdown)
+                  report=a.report, junit=a.junit, pr_comment=a.markdown, force=a.force)
     return partial(record, uploaded(path, settings, code))
 
 

@@ -42,6 +42,6 @@ def main(argv: list[str] | None = None) -> int:
     if line := record.incomplete():
         print(f"{a.results}: {line}")
     print(f"{a.results}: judged by {judged_by(record, label)}")
-    print(f"report: {write_report(record, out)}")
+    print(f"report: {write_report(record, out, force=a.force)}")
     return cli.EXIT_PASS
 

@@ -1,24 +1,23 @@
 """What every command shares: exit codes, one-line errors for user mistakes, provenance,
-results files that never overwrite, and a quiet Ctrl-C.
+results files that never overwrite, a quiet Ctrl-C or SIGTERM, and a reader of the output
+that may leave early (`| head -1`).
 
-Cheap to import on purpose (stdlib only at module level): each command imports it first and
-calls `exit_quietly_on_interrupt()` before its heavy imports, so Ctrl-C during start-up is one
-line and exit 2, not a traceback from inside some library's import."""
+Cheap to import on purpose (a few stdlib modules at module level, the rest where used): each command imports it first and
+calls `exit_quietly_on_interrupt()` before its heavy imports, so Ctrl-C or SIGTERM during
+start-up is one line and exit 2, not a traceback from inside some library's import (nor the
+shell's 130 or 143)."""
 from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
-import secrets
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
 from datetime import datetime
 from pathlib import Path
 
+from turngate.core.atomic_write import signals_held
 from turngate.core.errors import ConfigError, DatasetError, RecordError
 
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
@@ -51,21 +50,116 @@ def command(sub: str | None = None) -> str:
     return f"evals {sub}"
 
 
-# --- Ctrl-C --------------------------------------------------------------------------
+# --- Ctrl-C and SIGTERM ---------------------------------------------------------------
 
-def _interrupted_at_startup(signum, frame) -> None:
-    # Nothing has been written yet: leave at once, without unwinding through half-done imports.
-    os.write(2, b"interrupted\n")
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _interrupted(signum, frame) -> None:
+    """Ctrl-C or SIGTERM in a command's own process, outside a run's own handler (which turns
+    them into an interrupted record, turngate/jobs/runner.py): leave at once, without unwinding
+    through half-done imports or a library's cleanup (an exception raised here can be swallowed
+    by whatever runs, a weakref callback, and the command would go on). A file being written is
+    never half done: writes hold signals off until the file is in place (signals_held). What
+    this process created and no run reached is removed; a file with runs is named (left_behind)."""
+    with contextlib.suppress(Exception):  # what was printed so far reaches its reader
+        sys.stdout.flush()
+    try:
+        line = left_behind(CREATED, WORKING)
+    except Exception:  # noqa: BLE001 - the exit must happen whatever went wrong
+        line = "interrupted"
+    for path in TEMPORARY:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    if (mp := sys.modules.get("multiprocessing")) is not None:  # --workers: none outlives the gate
+        with contextlib.suppress(Exception):
+            for child in mp.active_children():
+                child.terminate()
+    with contextlib.suppress(OSError):  # a stderr nobody reads any more
+        os.write(2, (line + "\n").encode(errors="replace"))
     os._exit(EXIT_UNJUDGED)
 
 
+_interrupted_at_startup = _interrupted  # the name tests and callers knew it by
+
+
+def _on_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
 def exit_quietly_on_interrupt() -> None:
-    """Until main() starts, Ctrl-C exits 2 with one line. Call it first thing in a command.
-    A dependency that cannot be imported (a shell without the project's environment) is one
-    line and exit 2 from here on too, not a traceback and exit 1 (which CI reads as a regression)."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _interrupted_at_startup)
+    """From here to the end of the process, Ctrl-C and SIGTERM exit 2 with one line (a run in
+    progress saves its record first). Call it first thing in a command. A dependency that cannot
+    be imported (a shell without the project's environment) is one line and exit 2 from here on
+    too, not a traceback and exit 1 (which CI reads as a regression)."""
+    if _on_main_thread():
+        for sig in INTERRUPTS:
+            signal.signal(sig, _interrupted)
     exit_2_on_missing_dependency()
+
+
+def end_process(code: int):
+    """End the command's own process here, not in the interpreter's shutdown: Python puts SIGINT
+    and SIGTERM back to the OS default there (a SIGTERM then kills with 143 and no line). The
+    shutdown's own steps (joining threads, exit handlers: Ray's, multiprocessing's) run first,
+    with the command's handlers still in place; then the output is flushed and the process
+    exits with `code`, the verdict's."""
+    import atexit
+
+    with contextlib.suppress(Exception):
+        threading._shutdown()  # what the interpreter's shutdown does first: non-daemon threads joined
+    with contextlib.suppress(Exception):
+        atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def _hold_off_interrupts() -> None:
+    """The command is ending (exit 2 already): a second Ctrl-C or SIGTERM must not cut its last line."""
+    if _on_main_thread():
+        for sig in INTERRUPTS:
+            signal.signal(sig, signal.SIG_IGN)
+
+
+# --- a reader that leaves early (| head -1) --------------------------------------------
+
+class ReaderMayLeave:
+    """sys.stdout or sys.stderr whose reader may go away (`| head -1`, a closed pipe): what is
+    printed after that goes to /dev/null and the command carries on, so its record is finished
+    and saved and its exit code stays the verdict's. Without it the first print after the
+    reader left raises BrokenPipeError (rich turns that into SystemExit(1): "regressed")."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    @property
+    def rich_proxied_file(self):  # rich writes to this attribute's file when a stream has one: us, not the stream
+        return self
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._reader_left()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._reader_left()
+
+    def _reader_left(self) -> None:
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # a stream without a descriptor
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+            self._stream.flush()  # what was buffered for the reader: to /dev/null now
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def missing_dependency(exc: ImportError) -> str:
@@ -131,22 +225,27 @@ def user_errors() -> tuple[type[Exception], ...]:
 
 
 def guarded(main):
-    """User mistakes become `error: <where>: <what>` and exit 2, never a traceback; so does
-    Ctrl-C at any point of main (the run itself turns SIGINT into an interrupted record)."""
+    """User mistakes become `error: <where>: <what>` and exit 2, never a traceback; so do
+    Ctrl-C and SIGTERM at any point of main (the run itself turns them into an interrupted
+    record). A reader of stdout or stderr that leaves early changes nothing (ReaderMayLeave)."""
 
     @functools.wraps(main)
     def run(argv=None) -> int:
-        quiet = signal.getsignal(signal.SIGINT) is _interrupted_at_startup
-        if quiet:  # main() takes over: KeyboardInterrupt again, caught below
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-        mark = len(CREATED)
+        # a command started by turngate.cli keeps its handler (_interrupted) to the end; called
+        # from Python, Ctrl-C is a KeyboardInterrupt, caught below
+        quiet = _on_main_thread() and signal.getsignal(signal.SIGINT) is _interrupted
+        streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = (s if isinstance(s, ReaderMayLeave) else ReaderMayLeave(s) for s in streams)
+        mark, mark_working = len(CREATED), len(WORKING)
         try:
             quiet_logs()
             return main(argv)
         except KeyboardInterrupt:
-            print(left_behind(CREATED[mark:]), file=sys.stderr)
+            _hold_off_interrupts()
+            print(left_behind(CREATED[mark:], WORKING[mark_working:]), file=sys.stderr)
             return EXIT_UNJUDGED
         except Exception as exc:
+            _hold_off_interrupts()
             line = str(exc) if isinstance(exc, user_errors()) else environment_fault(exc)
             if line is None:
                 raise
@@ -155,24 +254,34 @@ def guarded(main):
             print(f"error: {scrub(line)}", file=sys.stderr)
             return EXIT_UNJUDGED
         finally:
-            if quiet:  # and a Ctrl-C while the interpreter shuts down stays quiet too
-                signal.signal(signal.SIGINT, _interrupted_at_startup)
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            if quiet:  # the process's own command keeps its streams and handlers to its end
+                for sig in INTERRUPTS:
+                    signal.signal(sig, _interrupted)
+            else:  # called from Python: the caller's streams as they were
+                sys.stdout, sys.stderr = streams
 
     return run
 
 
-# Results files this process created (new_results_path, claim_file): what a Ctrl-C that reaches
-# `guarded` (before the run's own handler is installed, or after it is removed) may leave.
+# Results files this process created (new_results_path, claim_file): what a Ctrl-C or SIGTERM
+# outside a run's own handler (before it is installed, or after it is removed) may leave.
 CREATED: list[Path] = []
+# Results files this process works on that it did not create (--resume): named, never removed.
+WORKING: list[Path] = []
+# Files that exist only while the process runs (a --resume lock): removed on an abrupt exit.
+TEMPORARY: list[Path] = []
 
 
-def left_behind(paths: list[Path]) -> str:
+def left_behind(paths: list[Path], working: list[Path] = ()) -> str:
     """The line for an interrupt: files created here that no run reached are removed; a file
-    that holds runs is kept and named, with how to finish it."""
+    that holds runs is kept and named, with how to finish it (so is a file being resumed)."""
     import json
 
     removed, kept = [], []
-    for path in paths:
+    for path in [*paths, *working]:
         try:
             text = path.read_text()
         except (OSError, UnicodeDecodeError):
@@ -182,7 +291,7 @@ def left_behind(paths: list[Path]) -> str:
         except ValueError:
             data = None
         runs = data.get("runs") if isinstance(data, dict) else None
-        if isinstance(data, dict) and not runs:
+        if isinstance(data, dict) and not runs and path not in working:
             path.unlink(missing_ok=True)
             removed.append(path)
         else:
@@ -191,7 +300,8 @@ def left_behind(paths: list[Path]) -> str:
         path, data = kept[0]
         meta = (data.get("meta") or {}) if isinstance(data, dict) else {}
         n = len(data.get("runs") or []) if isinstance(data, dict) else "some"
-        resumable = meta and not meta.get("complete") and not meta.get("regraded_from") and not meta.get("compared_files")
+        finished = meta.get("complete") and data.get("verdict") is not None  # not: cut before its verdict was saved
+        resumable = meta and not finished and not meta.get("regraded_from") and not meta.get("compared_files")
         return f"interrupted: {n} run(s) kept in {path}" + (f" (complete it with --resume {path})" if resumable else "")
     if removed:
         return f"interrupted before any run finished: removed {removed[0]}" + (
@@ -219,6 +329,8 @@ def check_positive(value: float | None, flag: str) -> None:
 
 def _writable_dir(directory: Path, flag: str, shown: str) -> None:
     try:
+        import tempfile  # here, not at the top: start-up stays short (its signal handler comes first)
+
         with tempfile.TemporaryFile(dir=directory):
             pass
     except OSError as exc:
@@ -275,12 +387,13 @@ def claim_file(path: str | Path, flag: str, *, force: bool = False) -> Path:
     if force:
         return target
     try:
-        os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        with signals_held():  # made and listed, or neither: an interrupt cannot leave it untracked
+            os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            CREATED.append(target)
     except FileExistsError:
         raise ConfigError(f"{flag} {path}: already exists; use --force to replace it") from None
     except OSError as exc:
         raise ConfigError(f"{flag} {path}: cannot create ({exc.strerror or exc})") from None
-    CREATED.append(target)
     return target
 
 
@@ -312,12 +425,15 @@ def new_results_path(directory: str | Path, name: str) -> Path:
     even in the same second and from different processes, never share (or overwrite) a file."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    import secrets
+
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     for _ in range(64):
         path = directory / f"{name}-{stamp}-{secrets.token_hex(2)}.json"
         try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-            CREATED.append(path)
+            with signals_held():  # made and listed, or neither: an interrupt cannot leave it untracked
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                CREATED.append(path)
             return path
         except FileExistsError:
             continue
@@ -327,10 +443,14 @@ def new_results_path(directory: str | Path, name: str) -> Path:
 # --- provenance ---------------------------------------------------------------------------
 
 def sha256_file(path: str | Path) -> str:
+    import hashlib
+
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def git_commit() -> str | None:
+    import subprocess
+
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path.cwd(), capture_output=True, text=True, timeout=5)
         return out.stdout.strip() or None

@@ -30,16 +30,17 @@ def add_judge_correction(record) -> str | None:
 
 def finish(record, path, registry: dict, reference: Reference | None, completed: bool, started: float, *,
            fail_on_regression: bool = False, report: str | None = None, junit: str | None = None,
-           pr_comment: str | None = None) -> int:
+           pr_comment: str | None = None, force: bool = True) -> int:
     """Summarise a finished (or interrupted) gate run, decide, print, store; the exit code.
-    junit, pr_comment: where --junit and --markdown write (None: not written)."""
+    junit, pr_comment: where --junit and --markdown write (None: not written); force: they and
+    report may replace a file (without it, one that appeared since the command checked is refused)."""
     return conclude(record, path, registry, reference, completed, started, fail_on_regression=fail_on_regression,
-                    report=report, junit=junit, pr_comment=pr_comment).exit_code
+                    report=report, junit=junit, pr_comment=pr_comment, force=force).exit_code
 
 
 def conclude(record, path, registry: dict, reference: Reference | None, completed: bool, started: float, *,
              fail_on_regression: bool = False, report: str | None = None, junit: str | None = None,
-             pr_comment: str | None = None) -> Verdict:
+             pr_comment: str | None = None, force: bool = True) -> Verdict:
     """finish, returning the whole Verdict (the Python API hands it to its caller)."""
     import time
 
@@ -57,10 +58,12 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
     record.verdict = None  # decided below, from these runs (a resumed record's old one is void)
     save_record(record, path)
     if not completed:
-        console.print(f"[yellow]interrupted[/]: {len(record.runs)} runs kept in {path} "
-                      f"(complete it with --resume {path})")
+        import sys  # the one line of an interrupted run goes to stderr, as every exit 2's does
+
+        print(f"interrupted: {len(record.runs)} run(s) kept in {path} (complete it with --resume {path})",
+              file=sys.stderr)
         verdict = decide(record)
-        write_ci_outputs(record, verdict, path, junit=junit, pr_comment=pr_comment)
+        write_ci_outputs(record, verdict, path, junit=junit, pr_comment=pr_comment, force=force)
         return verdict
     cand = record.summary[record.meta.version]
     warning = add_judge_correction(record)
@@ -91,14 +94,15 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
     if report:
         from turngate.output.html_report import write_report
 
-        console.print(f"report: {write_report(record, report)}")
-    write_ci_outputs(record, verdict, path, junit=junit, pr_comment=pr_comment, fail_on_regression=fail_on_regression)
+        console.print(f"report: {write_report(record, report, force=force)}")
+    write_ci_outputs(record, verdict, path, junit=junit, pr_comment=pr_comment, fail_on_regression=fail_on_regression,
+                     force=force)
     console.print(f"results: {path}   elapsed: {record.meta.elapsed_s:.2f} s")
     return verdict
 
 
 def write_ci_outputs(record, verdict: Verdict, path, *, junit: str | None = None, pr_comment: str | None = None,
-                     fail_on_regression: bool = False) -> None:
+                     fail_on_regression: bool = False, force: bool = True) -> None:
     """--junit (turngate/output/junit_report.py) and --markdown (turngate/output/pr_comment.py), from the verdict just made."""
     from turngate.output.console import console
 
@@ -106,11 +110,12 @@ def write_ci_outputs(record, verdict: Verdict, path, *, junit: str | None = None
     if junit:
         from turngate.output.junit_report import write_junit
 
-        console.print(f"junit: {write_junit(record, verdict, junit, **kw)}", markup=False, highlight=False)
+        console.print(f"junit: {write_junit(record, verdict, junit, force=force, **kw)}", markup=False,
+                      highlight=False)
     if pr_comment:
         from turngate.output.pr_comment import write_pr_comment
 
-        console.print(f"markdown: {write_pr_comment(record, verdict, pr_comment, **kw)}", markup=False,
+        console.print(f"markdown: {write_pr_comment(record, verdict, pr_comment, force=force, **kw)}", markup=False,
                       highlight=False)
 
 

@@ -217,10 +217,15 @@ async def run_plan(name: str, agents: list, plan: Plan, evaluators: list[dict], 
         task.cancel()
 
     plan.stop = stop
+    # the handlers in place before (the command's: KeyboardInterrupt, exit 2), put back afterwards:
+    # remove_signal_handler alone would leave SIGTERM at the OS default (killed, exit 143)
+    before = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
+            previous = signal.getsignal(sig)
             loop.add_signal_handler(sig, stop)
-        except (NotImplementedError, RuntimeError):
+            before[sig] = previous
+        except (NotImplementedError, RuntimeError, ValueError):
             pass
     try:
         await task
@@ -228,10 +233,12 @@ async def run_plan(name: str, agents: list, plan: Plan, evaluators: list[dict], 
         if not interrupted:
             raise
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig, previous in before.items():
             try:
                 loop.remove_signal_handler(sig)
-            except (NotImplementedError, RuntimeError):
+                if previous is not None:
+                    signal.signal(sig, previous)
+            except (NotImplementedError, RuntimeError, ValueError):
                 pass
         if pool is not None:  # the workers' provider calls count in this gate's record
             from turngate.jobs import model_calls

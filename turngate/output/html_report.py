@@ -19,6 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from turngate.core import cli_support as cli
+from turngate.core.atomic_write import write_atomic
 from turngate.core.errors import ConfigError
 from turngate.output.report_page import PAGE
 from turngate.record.results import Record
@@ -286,8 +287,7 @@ def build_html(record: Record) -> str:
     return re.sub(r"@@([A-Z_]+)@@", lambda m: sections[m.group(1)], PAGE)
 
 
-def write_report(record: Record, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(build_html(record), encoding="utf-8")
-    return path
+def write_report(record: Record, path: str | Path, *, force: bool = True) -> Path:
+    """The page, written whole or not at all (a WriteError naming the path); without force
+    never over a file that appeared since the command checked."""
+    return write_atomic(path, build_html(record), what="the report", exclusive=not force)

@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from turngate.core.atomic_write import write_atomic
 from turngate.core.seeds import format_seeds
 from turngate.output.row_outcomes import RowOutcome, failed_scorers, outcomes, run_label
 from turngate.record.results import Record
@@ -125,10 +126,10 @@ def build_junit(record: Record, verdict: Verdict, *, results: str | Path | None 
     return xml
 
 
-def write_junit(record: Record, verdict: Verdict, path: str | Path, **kwargs) -> Path:
-    """Build and write the JUnit file (UTF-8, indented); the path written."""
-    path = Path(path)
-    xml = build_junit(record, verdict, **kwargs)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    xml.write(str(path), pretty=True)
-    return path
+def write_junit(record: Record, verdict: Verdict, path: str | Path, *, force: bool = True, **kwargs) -> Path:
+    """Build and write the JUnit file (UTF-8, indented), whole or not at all; the path written."""
+    import io
+
+    buffer = io.BytesIO()
+    build_junit(record, verdict, **kwargs).write(buffer, pretty=True)
+    return write_atomic(path, buffer.getvalue(), what="the JUnit file", exclusive=not force)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from turngate.core.atomic_write import write_atomic
 from turngate.core.seeds import format_seeds
 from turngate.output.row_outcomes import outcomes
 from turngate.record.results import Record
@@ -88,8 +89,6 @@ def pr_comment(record: Record, verdict: Verdict, *, results: str | Path | None =
     return text
 
 
-def write_pr_comment(record: Record, verdict: Verdict, path: str | Path, **kwargs) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(pr_comment(record, verdict, **kwargs), encoding="utf-8")
-    return path
+def write_pr_comment(record: Record, verdict: Verdict, path: str | Path, *, force: bool = True, **kwargs) -> Path:
+    """The comment, written whole or not at all; the path written."""
+    return write_atomic(path, pr_comment(record, verdict, **kwargs), what="the Markdown file", exclusive=not force)

@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
@@ -631,14 +630,6 @@ class RecordWriteError(RecordError):
 _SAVED: set[Path] = set()  # results files this process saved: if their directory goes, that is an error
 
 
-def _write_text(fd: int, text: str) -> None:
-    """Write and flush to the disk, so a full disk fails here, before the old file is replaced."""
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
 def _left_on_disk(path: Path) -> str:
     """After a failed save: what `path` holds now, and how to go on from it."""
     try:
@@ -675,29 +666,18 @@ def _through_symlink(path: Path) -> Path:
 
 
 def save_record(record: Record, path: str | Path) -> Path:
-    """Write atomically: an interrupt or a full disk mid-write never leaves a half file behind
-    (the temporary file goes; `path` keeps its last complete version). A failed write raises
-    RecordWriteError naming what is left. A directory that vanished after this process saved
-    into it is an error, not re-created behind the user's back."""
+    """Write atomically (turngate/core/atomic_write.py, mode 0600: runs hold what users typed): an
+    interrupt or a full disk mid-write never leaves a half file behind (the temporary file goes;
+    `path` keeps its last complete version). A failed write raises RecordWriteError naming what is
+    left. A directory that vanished after this process saved into it is an error, not re-created
+    behind the user's back."""
+    from turngate.core.atomic_write import write_atomic
+
     path = Path(path)
     dest = _through_symlink(path)
     text = sealed_text(record)
     key = dest.absolute()
-    try:
-        if key not in _SAVED:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".tmp-", suffix=".json")
-    except OSError as exc:
-        raise _write_failed(path, exc) from exc
-    try:
-        _write_text(fd, text)
-        os.replace(tmp, dest)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise _write_failed(path, exc) from exc
-        raise
+    write_atomic(dest, text, private=True, mkdir=key not in _SAVED, failed=_write_failed)
     _SAVED.add(key)
     return path
 
@@ -717,25 +697,29 @@ def holding(path: str | Path, what: str):
     import socket
     from datetime import datetime
 
+    from turngate.core.atomic_write import signals_held
+
     path, lock = Path(path), lock_path(path)
-    while True:
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise RecordError(f"{path}: cannot create its lock file {lock} ({exc.strerror or exc})") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = " ".join(os.read(fd, 2000).decode(errors="replace").split()) or "another process"
-            os.close(fd)
-            raise RecordError(f"{path}: in use by {holder} (lock {lock}); wait for it to finish") from None
-        try:
-            here, there = os.fstat(fd), os.stat(lock)
-            if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino):
-                break
-        except FileNotFoundError:
-            pass
-        os.close(fd)  # its last holder removed it between our open and our lock: lock the new one
+    with signals_held():  # locked and listed for removal on an abrupt exit, or neither: no stray lock file
+        while True:
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise RecordError(f"{path}: cannot create its lock file {lock} ({exc.strerror or exc})") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = " ".join(os.read(fd, 2000).decode(errors="replace").split()) or "another process"
+                os.close(fd)
+                raise RecordError(f"{path}: in use by {holder} (lock {lock}); wait for it to finish") from None
+            try:
+                here, there = os.fstat(fd), os.stat(lock)
+                if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino):
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)  # its last holder removed it between our open and our lock: lock the new one
+        cli.TEMPORARY.append(lock)
     stamp = datetime.now().astimezone().isoformat(timespec="seconds")
     os.ftruncate(fd, 0)
     os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} since {stamp} ({what})".encode())
@@ -745,3 +729,4 @@ def holding(path: str | Path, what: str):
         with contextlib.suppress(OSError):
             os.unlink(lock)  # before closing: whoever opened this file meanwhile sees it is gone and retries
         os.close(fd)
+        cli.TEMPORARY.remove(lock)

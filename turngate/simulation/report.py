@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from turngate.core.atomic_write import write_atomic
 from turngate.output.console import console
 
 from .run import ConversationRecord
@@ -37,9 +38,8 @@ def summarise(records: list[ConversationRecord], meta: dict) -> dict:
 
 
 def write_summary(summary: dict, out_dir: Path) -> Path:
-    path = out_dir / "summary.json"
-    path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+    return write_atomic(out_dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
+                        what="the simulation summary")
 
 
 def print_summary(summary: dict, out_dir: Path, *, max_rows: int = 40) -> None:

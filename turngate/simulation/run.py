@@ -18,6 +18,7 @@ from evaluatorq.simulation.contracts import SimulationDatapoint
 from evaluatorq.simulation.utils.prompt_builders import build_datapoint_system_prompt
 from pydantic import BaseModel, ConfigDict, Field
 
+from turngate.core.atomic_write import write_atomic
 from turngate.record.results import ScorerVerdict as Verdict
 from turngate.sources.dataset import Row
 
@@ -174,9 +175,8 @@ async def run_all(personas: list[PersonaSpec], scenarios: list[ScenarioSpec], st
 
 
 def write_records(records: list[ConversationRecord], out_dir: Path) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for rec in records:
-        (out_dir / f"{rec.conversation}.json").write_text(rec.dump() + "\n", encoding="utf-8")
+    for rec in records:  # each whole or not at all
+        write_atomic(out_dir / f"{rec.conversation}.json", rec.dump() + "\n", what="the conversation record")
 
 
 def load_record_file(path: str | Path) -> ConversationRecord:
