@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+
+from .scan import Scan
 
 SURE = 0.5
 
@@ -112,13 +115,27 @@ def _unexplained(words: list[str]) -> list[str]:
     return [w for w in words if w not in _FUNCTION and not w.isdigit() and len(w) > 1]
 
 
-def _blank(text: str, pattern: re.Pattern, mark: str = " ") -> str:
+def _blank(text: str, pattern: re.Pattern | Scan, mark: str = " ") -> str:
     return pattern.sub(lambda m: mark * len(m.group(0)), text)
 
 
-_OBJECTS = re.compile(r"(?<![\w-])(?:a-?\d{4}|#\d{4}|c-?\d{3}|sku-?\w+)(?![\w-])|\d+(?:[.,]\d+)?\s?%?"
-                      r"|[$€£]|\b(?:eur|usd|gbp|sgd|euros?|dollars?|pounds?|quid|bucks|percent)\b"
-                      r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# ids, amounts, currencies, or an email (the last alternative; Scan keeps it linear on long runs)
+_OBJECTS = Scan(r"(?<![\w-])(?:a-?\d{4}|#\d{4}|c-?\d{3}|sku-?\w+)(?![\w-])|\d+(?:[.,]\d+)?\s?%?"
+                r"|[$€£]|\b(?:eur|usd|gbp|sgd|euros?|dollars?|pounds?|quid|bucks|percent)\b")
+
+
+# What the whole message says is read once per message, not once per write it asks for
+# (a message of many requests would otherwise be read again for each one).
+@lru_cache(maxsize=64)
+def _ironic(message_gloss: str) -> bool:
+    return bool(IRONY.search(message_gloss))
+
+
+@lru_cache(maxsize=64)
+def _kept(message_gloss: str) -> bool:
+    """Do the message's statements (its sentences that are not questions) say the item is kept?"""
+    statements = " ".join(x for x in re.split(r"(?<=[.!?])\s+", message_gloss) if not x.strip().endswith("?"))
+    return bool(KEEP.search(statements))
 
 
 def judge(gloss: str, trigger: tuple[int, int], *, request: bool, message_gloss: str,
@@ -150,7 +167,7 @@ def judge(gloss: str, trigger: tuple[int, int], *, request: bool, message_gloss:
     g = before + g[trigger[0]:trigger[1]] + tail
     if not request:
         lower(0.45, "it is not put as a request")
-    if IRONY.search(message_gloss) or IRONY.search(after):
+    if _ironic(message_gloss) or IRONY.search(after):
         lower(0.3, "it reads as ironic")
     if HEDGE.search(g) or HEDGE.search(after):
         lower(0.35, "it sounds undecided")
@@ -176,8 +193,7 @@ def judge(gloss: str, trigger: tuple[int, int], *, request: bool, message_gloss:
         lower(0.4, "it depends on a condition I can't check")
     if _TAKES_BACK.search(tail) or _TAKES_BACK.search(after):
         lower(0.4, "what follows the request takes it back")
-    statements = " ".join(x for x in re.split(r"(?<=[.!?])\s+", message_gloss) if not x.strip().endswith("?"))
-    if action in ("refund", "cancel") and KEEP.search(statements):
+    if action in ("refund", "cancel") and _kept(message_gloss):
         lower(0.4, "the message says the item is being kept")
     stripped = gloss.strip()
     if stripped.endswith("?") and not request_question(stripped) and _IMPERATIVE.match(stripped.lower()):

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from .lexicon import lexicon_word
+from .scan import Scan
 
 CURRENCY_WORDS = {
     "usd": "USD", "us dollars": "USD", "us dollar": "USD", "dollars": "USD", "dollar": "USD",
@@ -107,7 +108,7 @@ def order_mentions(text: str) -> list[tuple[str, int, int, int]]:
 CUSTOMER_RE = re.compile(rf"(?<![\w-])[Cc][{_DASH}\s]?(\d{{3}})(?!\d)"
                          r"|\bcustomer(?:\s+(?:id|no\.?|number|#))?\s*#?\s*(\d{3})(?![\d.,]\d|\s*(?:points|days|years))",
                          re.I)
-EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+EMAIL_RE = Scan()  # [\w.+-]+@[\w-]+(?:\.[\w-]+)+, linear on long runs (scan.py)
 SKU_RE = re.compile(r"\bsku[-\s]?([a-z]{2}\d{1,2})\b", re.I)
 DATE_RE = re.compile(r"\b(20\d\d-\d\d-\d\d)\b")
 TODAY_RE = re.compile(r"\btoday(?:'s date)?\s+(?:is|=|:)\s*(20\d\d-\d\d-\d\d)", re.I)
@@ -374,7 +375,7 @@ def extract(text: str) -> Entities:
     addr = ADDRESS_RE.search(text) or ADDRESS_STREET_FIRST.search(text)
     if addr:
         e.address = addr.group(1).strip().rstrip(",;")
-    pct = re.search(r"(\d+(?:\.\d+)?)\s?%", text)
+    pct = re.search(r"(?<!\d)(\d+(?:\.\d+)?)\s?%", text)  # (?<!\d): never a retry inside a run of digits
     e.percent = float(pct.group(1)) if pct else None
     if re.search(r"\bhalf\b|\b50 ?%", low):
         e.fraction = 0.5
