@@ -16,6 +16,7 @@ from turngate.core.seeds import format_seeds, parse_seeds
 from turngate.record.summaries import CellCounts, ConfirmationSummary, RunCount, VersionSummary
 from turngate.scoring.scorers import REGISTRY, registry
 from turngate.verdict.decide import decide, plan_reruns
+from turngate.verdict.policy import DEFAULT
 from turngate.verdict.reference import Reference, build_reference, check_rows, dump_reference, load_reference
 from turngate.verdict.summary import summarise
 from turngate.verdict.thresholds import load_thresholds
@@ -43,18 +44,18 @@ def gate(runs, ref, trials):
 QUIET_20 = reference_from(runs_for(range(20)), range(20))
 
 
-def verdict_of(fail, seeds, ref, *, confirm=True, reg=None):
+def verdict_of(fail, seeds, ref, *, confirm=True, reg=None, policy=DEFAULT):
     """A gate of the version `fail` describes ((row, seed, scorer) -> failed): its runs on these
     seeds, then, as the gate does, the reruns stage 1 asks for on the seeds it names."""
     seeds = list(seeds)
     summary = summarise(runs_for(seeds, fail), {r["id"]: r for r in ROWS}, BARS, len(seeds))
     if confirm:
         below = [n for n, x in summary.scorers.items() if x.n and x.mean < BARS[n]]
-        plan = plan_reruns(summary, ref, seeds, below_bar=below)
+        plan = plan_reruns(summary, ref, seeds, below_bar=below, policy=policy)
         reruns = [run("v3", rid, s, {n: not fail(rid, s, n) for n in SCORERS}) for rid, ss in plan.items() for s in ss]
         conf = summarise(reruns, {r["id"]: r for r in ROWS}, BARS, len(seeds))
         summary.confirmation = ConfirmationSummary.of(conf, rows=len(plan), runs=len(reruns))
-    return decide(summary, ref, reg or REG)
+    return decide(summary, ref, reg or REG, policy=policy)
 
 
 def only(row_id, scorer=None, seeds=None):

@@ -236,8 +236,14 @@ class StoredVerdict(BaseModel):
                                            description="flagged, nothing to confirm with")
     notes: list[str] = Field(default_factory=list)
     confirmation: ConfirmationSummary | None = Field(None, description="what the reruns were and cost")
-    critical_p: float | None = Field(None,
-                                     description="kept for old readers; the two-stage gate has no single critical p")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_critical_p(cls, data: Any) -> Any:
+        """Records before the two-stage gate stored a `critical_p` (always None since): dropped on read."""
+        if isinstance(data, dict) and "critical_p" in data:
+            data = {k: v for k, v in data.items() if k != "critical_p"}
+        return data
 
     @property
     def headline(self) -> str:

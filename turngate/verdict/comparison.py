@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 from turngate.core.errors import ConfigError
 from turngate.record.results import Record, RunResult
+from turngate.verdict.policy import DEFAULT
 from turngate.verdict.stats import holm_adjusted, mcnemar_exact, newcombe_paired_interval
 from turngate.verdict.summary import scorer_names, summarise
 
-ALPHA = 0.05
+ALPHA = DEFAULT.alpha_baseline  # the family-wise level (turngate/verdict/policy.py)
 MAX_FLIPS_SHOWN = 12
 METHOD = {"difference": "candidate - baseline over pairs where both verdicts apply; "
                         "95% Newcombe square-and-add interval for paired proportions",

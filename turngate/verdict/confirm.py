@@ -12,9 +12,9 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
 
 - A *unit* is one row x scorer (failed / applicable runs) or the row's runs that failed some
   scorer (`ANY`).
-- Stage 1 flags a row when one of its units failed and its tail p is at or below SCREEN_P, and
+- Stage 1 flags a row when one of its units failed and its tail p is at or below screen_p, and
   flags a scorer (or ANY) *in aggregate* when its total over rows has a p at or below
-  SCREEN_P_AGG (diffuse degradation: many rows each a little worse). A total has two
+  screen_p_agg (diffuse degradation: many rows each a little worse). A total has two
   statistics, Bonferroni-combined (either_p): the summed failures (a rise spread over the noisy
   rows) and the summed surprise, -ln of each row's own tail p (evidence_p: a few quiet rows that
   now fail a little).
@@ -24,12 +24,13 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
   never failed (quiet_reruns: a diffuse change shows as such rows failing a little). A rerun's
   null is the row's rate as the accepted run and this gate saw it together (with_gate), so a
   rerun p is valid whatever stage 1 showed and chose. Flagged rows are tested on their reruns
-  (Holm over the flagged rows, at ROW_SHARE of ALPHA). Every unit's total is one member of a
-  fixed family (Holm at the rest of ALPHA): stage 1's p and its reruns' p (summed surprise over
+  (Holm over the flagged rows, at row_share of alpha). Every unit's total is one member of a
+  fixed family (Holm at the rest of alpha): stage 1's p and its reruns' p (summed surprise over
   every rerun row) combined by Fisher, unconditionally (an adaptive two-stage design: the
   reruns may depend on stage 1 in any way because their p is valid given it). So P(any false
-  confirmation) <= ALPHA + ALPHA_STAGE1_ROWS (a row may also stand on stage 1 alone, at a
-  Bonferroni over every candidate). docs/validation-gate.md has the design's measured power and cost.
+  confirmation) <= alpha + alpha_stage1_rows (a row may also stand on stage 1 alone, at a
+  Bonferroni over every candidate). Every knob named here is a field of GatePolicy (turngate/verdict/policy.py); docs/validation-gate.md
+has the design's measured power and cost.
 """
 from __future__ import annotations
 
@@ -40,22 +41,11 @@ from math import comb, exp, log
 from turngate.record.summaries import ANY as SUMMARY_ANY
 from turngate.record.summaries import CellCounts, RunCount
 from turngate.verdict.reference import PRIOR, Reference
+from turngate.verdict.policy import DEFAULT, GatePolicy
 from turngate.verdict.stats import beta_binomial_pmf, beta_binomial_sf, sum_upper_tails
 
 ANY = SUMMARY_ANY  # the unit "some scorer failed in this run"
-SCREEN_P = 0.3  # stage 1 flags a row's unit at or below this tail p (liberal: stage 2 decides)
-SCREEN_P_AGG = 0.25  # stage 1 flags a scorer's total at or below this p (its rows are rerun; costs reruns, not false alarms)
-ALPHA = 0.005  # family-wise false-confirmation rate of stage 2 (Holm over the flagged family)
-RERUNS_LEAN = 0.5  # a flagged total is confirmed only when its reruns alone have p <= this too
-ROW_SHARE = 0.5  # of ALPHA: the flagged rows' family; the rest: the flagged totals' family
-ALPHA_STAGE1_ROWS = 0.001  # a flagged row confirmed on the gate's runs alone (with reruns made: see judge)
-ALPHA_ONE_STAGE = 0.01  # the same family judged without reruns (--no-confirm, regrade of new flags)
-K_MIN, K_MAX = 3, 20  # reruns per flagged row (K_MAX grows to the gate's trials)
-K_AGG_MIN, K_AGG_PER_TRIAL, K_AGG_MAX = 5, 8, 30  # reruns per row of a flagged total (see aggregate_reruns)
-QUIET_RATE = 0.015  # a unit is quiet when its accepted rate (Jeffreys mean) is at most this: 0-4 of 300, 0-1 of 100, 0 of 50; not 0 of 20
-K_QUIET_MIN, K_QUIET_PER_TRIAL, K_QUIET_MAX = 5, 12, 60  # reruns of a row that failed a quiet unit (see quiet_reruns)
-POWER_RATE, POWER = 0.9, 0.9  # K: a row now failing 90% of its runs is confirmed with prob. >= 0.9
-EVIDENCE_STEP = 0.05  # the grid (in -ln p) of evidence_p's statistic
+# every level, screen and rerun count comes from a GatePolicy (turngate/verdict/policy.py)
 CONFIRM_BASE, CONFIRM_STRIDE = 1_000_000_000, 4096  # confirmation seeds: far from any gate's own
 
 
@@ -120,9 +110,9 @@ def aggregate_p(parts: list[tuple[Counts, Counts]]) -> float:
     return sum_upper_tails(pmfs, failed)[failed]
 
 
-def evidence_p(parts: list[tuple[Counts, Counts]]) -> float:
+def evidence_p(parts: list[tuple[Counts, Counts]], step: float = DEFAULT.evidence_step) -> float:
     """P(the rows' summed surprise is at least what it is) under the accepted rates: each row's
-    surprise is -ln of its own tail p (0 when it did not fail), on a grid of EVIDENCE_STEP, and
+    surprise is -ln of its own tail p (0 when it did not fail), on a grid of `step`, and
     the null distribution of the sum is exact (each row's surprise takes the value of x failures
     with that count's Beta-binomial probability; rows are independent). Unlike the sum of
     failures, a failure on a row that never failed counts for far more than one on a row that
@@ -133,7 +123,7 @@ def evidence_p(parts: list[tuple[Counts, Counts]]) -> float:
     for n, a in parts:
         pmf = beta_binomial_pmf(n.applicable, a.failed + PRIOR, a.applicable - a.failed + PRIOR)
         tails = [min(1.0, sum(pmf[x:])) for x in range(len(pmf))]
-        rows.append((pmf, [int(-log(max(t, 1e-300)) / EVIDENCE_STEP + 1e-9) for t in tails], n.failed))
+        rows.append((pmf, [int(-log(max(t, 1e-300)) / step + 1e-9) for t in tails], n.failed))
     observed = sum(grid[x] for _, grid, x in rows)
     if observed == 0:
         return 1.0
@@ -146,11 +136,11 @@ def evidence_p(parts: list[tuple[Counts, Counts]]) -> float:
     return sum_upper_tails(pmfs, observed)[observed]
 
 
-def either_p(parts: list[tuple[Counts, Counts]]) -> float:
+def either_p(parts: list[tuple[Counts, Counts]], step: float = DEFAULT.evidence_step) -> float:
     """The smaller of the two totals' p-values (summed failures, summed surprise), doubled
     (Bonferroni): a rise spread over the noisy rows shows in the first, a few quiet rows
     broken a little in the second."""
-    return min(1.0, 2 * min(aggregate_p(parts), evidence_p(parts)))
+    return min(1.0, 2 * min(aggregate_p(parts), evidence_p(parts, step)))
 
 
 def critical_count(k: int, accepted: Counts, level: float) -> int | None:
@@ -158,13 +148,14 @@ def critical_count(k: int, accepted: Counts, level: float) -> int | None:
     return next((x for x in range(1, k + 1) if unit_p(Counts(x, k), accepted) <= level), None)
 
 
-def reruns_for(accepted: Counts, level: float, k_max: int) -> tuple[int, bool]:
-    """(K, reachable): the fewest reruns that confirm a row now failing POWER_RATE of its runs
-    with probability POWER at `level`; k_max and False when even that many cannot."""
-    for k in range(K_MIN, k_max + 1):
+def reruns_for(accepted: Counts, level: float, k_max: int, policy: GatePolicy = DEFAULT) -> tuple[int, bool]:
+    """(K, reachable): the fewest reruns that confirm a row now failing policy.power_rate of its
+    runs with probability policy.power at `level`; k_max and False when even that many cannot."""
+    rate = policy.power_rate
+    for k in range(policy.k_min, k_max + 1):
         x = critical_count(k, accepted, level)
-        if x is not None and sum(comb(k, j) * POWER_RATE ** j * (1 - POWER_RATE) ** (k - j)
-                                 for j in range(x, k + 1)) >= POWER:
+        if x is not None and sum(comb(k, j) * rate ** j * (1 - rate) ** (k - j)
+                                 for j in range(x, k + 1)) >= policy.power:
             return k, True
     return k_max, critical_count(k_max, accepted, level) is not None
 
@@ -211,7 +202,7 @@ class Screen:
 
 
 def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCount], reference: Reference, trials: int,
-           below_bar: set[str] | frozenset[str] = frozenset()) -> Screen:
+           below_bar: set[str] | frozenset[str] = frozenset(), policy: GatePolicy = DEFAULT) -> Screen:
     """Stage 1 over a gate's summary numbers (VersionSummary.cells and .failed_runs).
     below_bar: scorers whose mean is below their bar; each is flagged in aggregate, so that a bar
     breached by a fluke (a rare failure on a row that never failed in 20 accepted runs) is not
@@ -223,7 +214,7 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
     for rid in rows:
         now, acc = seen[rid]
         ps = {u: unit_p(now[u], acc[u]) for u in now if u in acc and now[u].failed}
-        flagged = _units_to_test({u: p for u, p in ps.items() if p <= SCREEN_P}, now, acc)
+        flagged = _units_to_test({u: p for u, p in ps.items() if p <= policy.screen_p}, now, acc)
         if flagged:
             out.rows.append(RowFlag(rid, flagged, min(ps[u] for u in flagged), now, acc,
                                     n_units=len([u for u in now if u in acc])))
@@ -237,33 +228,33 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
                 parts.append((now[unit], acc[unit]))
                 if now[unit].failed:
                     failing.append(rid)
-        p = TOTAL_TEST(parts)
+        p = either_p(parts, policy.evidence_step)
         expected = expected_failures(parts)
         total = AggregateFlag(unit, p, failing, sum(n.failed for n, _ in parts), expected, bar=unit in below_bar)
         out.totals[unit] = total
-        if p <= SCREEN_P_AGG or (unit in below_bar and failing):
+        if p <= policy.screen_p_agg or (unit in below_bar and failing):
             out.aggregates.append(total)
-    k_cap = max(K_MAX, trials)
+    k_cap = max(policy.k_max, trials)
     m = max(1, len(out.rows))
     for flag in out.rows:
-        level = ROW_SHARE * ALPHA / m / len(flag.units)
-        ks = [reruns_for(with_gate(flag.accepted[u], flag.now[u]), level, k_cap) for u in flag.units]
+        level = policy.level("row") / m / len(flag.units)
+        ks = [reruns_for(with_gate(flag.accepted[u], flag.now[u]), level, k_cap, policy) for u in flag.units]
         flag.reruns = max(k for k, _ in ks)
         flag.reachable = any(ok for _, ok in ks)
         out.reruns[flag.row_id] = flag.reruns
-    k_agg = aggregate_reruns(trials)
+    k_agg = aggregate_reruns(trials, policy)
     for agg in out.aggregates:
         for rid in agg.rows:
             out.reruns[rid] = max(out.reruns.get(rid, 0), k_agg)
-    k_quiet = quiet_reruns(trials)
+    k_quiet = quiet_reruns(trials, policy)
     for rid in rows:
         now, acc = seen[rid]
-        if any(now[u].failed and u in acc and quiet(acc[u]) for u in now):
+        if any(now[u].failed and u in acc and quiet(acc[u], policy) for u in now):
             out.reruns[rid] = max(out.reruns.get(rid, 0), k_quiet)
     return out
 
 
-def aggregate_reruns(trials: int) -> int:
+def aggregate_reruns(trials: int, policy: GatePolicy = DEFAULT) -> int:
     """Reruns per row of a flagged total (the rows that failed it now). Most of them are rows
     that fail now and then anyway, whose few more failures count for little in the reruns'
     summed surprise, so a rise spread over them (a hotter model) needs many reruns when stage 1
@@ -271,31 +262,31 @@ def aggregate_reruns(trials: int) -> int:
     12% was expected still missed the family's level; 30 cost an unchanged version about 30% more
     reruns (docs/validation-gate.md, section 6).
     Fewer at one or two trials, where a flagged total is thin evidence and mostly a fluke."""
-    return min(K_AGG_MAX, max(K_AGG_MIN, K_AGG_PER_TRIAL * trials))
+    return min(policy.k_agg_max, max(policy.k_agg_min, policy.k_agg_per_trial * trials))
 
 
-def rerun_bounds(trials: int) -> tuple[int, int]:
+def rerun_bounds(trials: int, policy: GatePolicy = DEFAULT) -> tuple[int, int]:
     """The fewest and the most reruns the design gives one flagged row at this many trials: a
     row's own tests (reruns_for), a flagged total's rows (aggregate_reruns), a quiet unit's rows
     (quiet_reruns)."""
-    return (min(K_MIN, K_AGG_MIN, K_QUIET_MIN),
-            max(max(K_MAX, trials), aggregate_reruns(trials), quiet_reruns(trials)))
+    return (min(policy.k_min, policy.k_agg_min, policy.k_quiet_min),
+            max(max(policy.k_max, trials), aggregate_reruns(trials, policy), quiet_reruns(trials, policy)))
 
 
-def quiet(accepted: Counts) -> bool:
+def quiet(accepted: Counts, policy: GatePolicy = DEFAULT) -> bool:
     """The accepted run makes a failure of this unit rare, and is sure of it (enough runs)."""
-    return (accepted.failed + PRIOR) / (accepted.applicable + 2 * PRIOR) <= QUIET_RATE
+    return (accepted.failed + PRIOR) / (accepted.applicable + 2 * PRIOR) <= policy.quiet_rate
 
 
-def quiet_reruns(trials: int) -> int:
+def quiet_reruns(trials: int, policy: GatePolicy = DEFAULT) -> int:
     """Reruns of a row that failed a *quiet* unit now (one the accepted run failed in at most
-    a Jeffreys-mean rate of at most QUIET_RATE), whether or not a total was flagged: a diffuse change (a safety
+    a Jeffreys-mean rate of at most policy.quiet_rate), whether or not a total was flagged: a diffuse change (a safety
     switch off) shows as rows that never failed now failing one run in ten, and such a row
     needs many reruns to stand out against a rate the accepted run and this gate's own failure
     leave uncertain (60 reruns of a row failing 10% against 0 of 100 accepted and 1 of 5 now:
     p ~ 5e-3; 40: ~1e-2). Such failures are rare on an unchanged version (a fifth of five-trial
     gates has one), so this costs little there."""
-    return min(K_QUIET_MAX, max(K_QUIET_MIN, K_QUIET_PER_TRIAL * trials))
+    return min(policy.k_quiet_max, max(policy.k_quiet_min, policy.k_quiet_per_trial * trials))
 
 
 def _units_to_test(ps: dict[str, float], now: dict[str, Counts], acc: dict[str, Counts]) -> list[str]:
@@ -353,11 +344,11 @@ def holm(ps: list[float], alpha: float) -> list[bool]:
 
 
 def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str, CellCounts]] | None,
-          confirm_failed: dict[str, RunCount] | None) -> list[Judged]:
+          confirm_failed: dict[str, RunCount] | None, policy: GatePolicy = DEFAULT) -> list[Judged]:
     """Stage 2: each flagged row's reruns against its accepted units, each flagged aggregate's
-    reruns summed over its rows; Holm over the family at ALPHA. Without reruns for a member
+    reruns summed over its rows; Holm over the family at policy.alpha. Without reruns for a member
     (none were made: --no-confirm, a regrade that flags a new row), it is judged on stage 1 at
-    ALPHA_ONE_STAGE instead and, when that does not reject, is 'insufficient data'."""
+    policy.alpha_one_stage instead and, when that does not reject, is 'insufficient data'."""
     confirm_cells, confirm_failed = confirm_cells or {}, confirm_failed or {}
     items: list[Judged] = []
     for flag in found.rows:
@@ -392,13 +383,13 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
             acc = accepted_units(reference, rid).get(unit)
             if now is not None and acc is not None and now.applicable:
                 parts.append((now, with_gate(acc, found.gate.get(rid, {}).get(unit))))
-        p2 = RERUN_TEST(parts) if parts else None
+        p2 = evidence_p(parts, policy.evidence_step) if parts else None
         failing = [rid for rid in rerun_rows
                    if (observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit) or Counts(0, 0)).failed]
         pooled = unit not in flagged_units
         if p2 is None and pooled:
             continue
-        p = None if p2 is None else (fisher(total.p, p2) if p2 <= RERUNS_LEAN else 1.0)
+        p = None if p2 is None else (fisher(total.p, p2) if p2 <= policy.reruns_lean else 1.0)
         items.append(Judged("aggregate", unit, total.p, p, units=[unit],
                             detail={"rows": failing if pooled else list(total.rows), "bar": total.bar, "pooled": pooled,
                                     "p_reruns": p2, "rerun_rows": len(parts), "first": {"failed": total.failed,
@@ -406,35 +397,31 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
                                     "reruns": {"failed": sum(n.failed for n, _ in parts),
                                                "runs": sum(n.applicable for n, _ in parts),
                                                "expected": round(expected_failures(parts), 2)}}))
-    for kind, share in (("row", ROW_SHARE), ("aggregate", 1 - ROW_SHARE)):
-        # two families, ALPHA split between them (Bonferroni), Holm within each: many weakly
+    for kind in ("row", "aggregate"):
+        # two families, alpha split between them (Bonferroni), Holm within each: many weakly
         # flagged rows must not starve the test of a diffuse rise, nor the other way round
         confirmed = [x for x in items if x.p2 is not None and x.kind == kind]
         # the totals' family is every unit, tested or not (untested: p = 1), so which units had
         # rerun rows (chosen by stage 1) cannot shrink it
         pad = max(0, len(found.totals) - len(confirmed)) if kind == "aggregate" else 0
-        hits = holm([x.p2 for x in confirmed] + [1.0] * pad, share * ALPHA)[:len(confirmed)]
+        hits = holm([x.p2 for x in confirmed] + [1.0] * pad, policy.level(kind))[:len(confirmed)]
         for x, hit in zip(confirmed, hits, strict=True):
             x.status = "regressed" if hit else ("flaky" if kind == "aggregate" or x.detail.get("reachable", True)
                                                 else "insufficient data")
     # A row whose gate alone is overwhelming (many trials, a small reference: the gate's own
     # failures then weigh as much as the accepted runs in its reruns' null) stands on stage 1
-    # at a Bonferroni over every candidate: at most ALPHA_STAGE1_ROWS more false confirmations.
+    # at a Bonferroni over every candidate: at most policy.alpha_stage1_rows more false confirmations.
     for x in items:
         if x.kind == "row" and x.p2 is not None and x.status != "regressed":
-            if min(1.0, x.p1 * x.detail.get("n_units", 1)) <= ALPHA_STAGE1_ROWS / max(1, found.candidates):
+            if min(1.0, x.p1 * x.detail.get("n_units", 1)) <= policy.alpha_stage1_rows / max(1, found.candidates):
                 x.status = "regressed"
     single = [x for x in items if x.p2 is None]
     if single:
         # one stage: stage 1's own data chose the flags, so the family is every candidate (all rows
         # with all their units, every aggregate), not the flagged few: Bonferroni over all of them
-        level = ALPHA_ONE_STAGE / max(1, found.candidates)
+        level = policy.alpha_one_stage / max(1, found.candidates)
         for x in single:
             p = min(1.0, x.p1 * x.detail.get("n_units", 1))
             x.status = "regressed" if p <= level else "insufficient data"
     return items
 
-
-
-# which test a unit's total gets, at stage 1 (over every row) and on the reruns (over the rerun rows)
-TOTAL_TEST, RERUN_TEST = either_p, evidence_p

@@ -11,7 +11,7 @@ A gate run fails (exit 1) when
   (d) with --fail-on-regression, a scorer is significantly worse than the baseline (McNemar p, Holm over the scorers).
 (b) and (c) are the two-stage gate of turngate/verdict/confirm.py: every p-value is an exact Beta-binomial
 tail against the accepted run (its uncertainty included), and stage 2 is one Holm family at
-confirm.ALPHA, so an unchanged version fails at most that often, at any number of trials.
+the policy's alpha (turngate/verdict/policy.py), so an unchanged version fails at most that often, at any number of trials.
 Flagged but not confirmed: "flaky" (reported, does not fail). Flagged with no reruns to judge:
 judged on stage 1 with a Bonferroni over every candidate test, else "insufficient data".
 Exit 2: nothing to judge (no runs, interrupted, a scorer with no bar).
@@ -33,8 +33,6 @@ from turngate.record.summaries import (
     VersionSummary,
 )
 from turngate.verdict.confirm import (
-    ALPHA,
-    ALPHA_ONE_STAGE,
     ANY,
     Counts,
     Judged,
@@ -46,15 +44,11 @@ from turngate.verdict.confirm import (
     screen,
     unit_label,
 )
+from turngate.verdict.policy import DEFAULT, GatePolicy
 from turngate.verdict.reference import PRIOR, Reference
 from turngate.verdict.stats import beta_binomial_pmf, sum_upper_tails
 
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
-# the gate_bar shown: the mean the summed-failures test alone calls a drop at this level (a total
-# is flagged for reruns more liberally, at SCREEN_P_AGG, and on either of its two statistics)
-ALPHA_MEANS = 0.1
-ALPHA_ROWS = ALPHA_RUNS = ALPHA  # the confirmation family's level (names kept for old callers)
-ROW_P_CAP = 0.05
 _T = TypeVar("_T", bound=Tally)
 
 
@@ -68,9 +62,6 @@ class ScorerResult(BaseModel):
     p_value: float | None = None  # one-sided: this many failures or more under the accepted rates
     ok: bool | None = None  # None: nothing to check (n/a) or not judged
     reason: str | None = None
-
-
-RegressedRow = FlaggedRow  # the name earlier versions used
 
 
 class Verdict(StoredVerdict):
@@ -121,11 +112,11 @@ def mean_test(name: str, cells: dict[str, dict[str, CellCounts]], reference: Ref
             "gate_bar": 1 - (k_crit - 1) / applicable, "mean": 1 - failed / applicable}
 
 
-def runs_test(summary: Tally, reference: Reference, trials: int, alpha: float = ALPHA_ONE_STAGE) -> dict | None:
+def runs_test(summary: Tally, reference: Reference, trials: int, alpha: float = DEFAULT.alpha_one_stage) -> dict | None:
     """The failing-runs total on its own: the runs that failed some scorer, summed over the rows
     the reference holds, against the exact Beta-binomial sum of their accepted rates. 'worse'
     means p <= alpha (default: what would fail a gate judged in one stage); the gate itself
-    flags the total at SCREEN_P_AGG, reruns its rows and decides on the reruns."""
+    flags the total at the policy's screen_p_agg, reruns its rows and decides on the reruns."""
     failed_runs = {rid: v for rid, v in summary.failed_runs.items() if rid in reference.rows}
     if not failed_runs:
         return None
@@ -216,12 +207,13 @@ def headline(reasons: list[str]) -> str:
 
 def decide(subject: Record | VersionSummary | None, reference: Reference | None = None,
            registry: dict | None = None, *, comparison: dict | None = None, fail_on_regression: bool = False,
-           interrupted: bool = False, alpha_means: float = ALPHA_MEANS) -> Verdict:
+           interrupted: bool = False, policy: GatePolicy = DEFAULT) -> Verdict:
     """The verdict on one version's summary, or on a Record's candidate (an interrupted record
     is not judged). None: no summary (nothing ran).
 
     registry: name -> ScorerSpec with bars (turngate.scoring.scorers.registry); None judges no bars
-    (compare.py: only the comparison decides). reference: the accepted run, or None (bars only)."""
+    (compare.py: only the comparison decides). reference: the accepted run, or None (bars only).
+    policy: the decision rule's knobs (turngate/verdict/policy.py)."""
     if isinstance(subject, Record):
         interrupted = interrupted or subject.meta.interrupted
         summary = subject.summary.get(subject.meta.version)
@@ -245,7 +237,6 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
     unjudged: list[str] = []
     results: dict[str, ScorerResult] = {}
     names = list(summary.scorers)
-    per_scorer_alpha = alpha_means  # the gate_bar shown (ALPHA_MEANS)
     if registry is not None:
         unjudged += [f"{n}: no bar" for n in names if n not in registry]
         unjudged += [f"{n}: no verdicts" for n in registry if n not in summary.scorers]
@@ -262,7 +253,7 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
             r.ok = s.mean >= bar - 1e-12 if bar is not None else None
             if r.ok is False:
                 r.reason = f"{name}: mean {s.mean:.3f} < bar {bar:.2f}"
-            if reference is not None and (t := mean_test(name, cells, reference, per_scorer_alpha)):
+            if reference is not None and (t := mean_test(name, cells, reference, policy.alpha_means)):
                 # shown, not decided here: a significant drop is a screen (stage 1) that the
                 # reruns must confirm (the aggregate flags below)
                 r.gate_bar, r.accepted, r.p_value = t["gate_bar"], t["accepted"], t["p_value"]
@@ -273,9 +264,9 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
     confirmation = summary.confirmation
     if reference is not None and registry is not None:
         below = {n for n, r in results.items() if r.ok is False}
-        found = screen(cells, failed_runs, reference, trials, below)
+        found = screen(cells, failed_runs, reference, trials, below, policy)
         judged = judge(found, reference, confirmation.cells if confirmation else None,
-                       confirmation.failed_runs if confirmation else None)
+                       confirmation.failed_runs if confirmation else None, policy)
         # a pooled total was not flagged by anything: it is news only when it confirms, and only
         # when it is more than the rows that regressed on their own
         regressed_rows = {x.key for x in judged if x.kind == "row" and x.status == "regressed"}
@@ -308,7 +299,7 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
         if found.family and confirmation is None:
             why = summary.confirm_skipped or "--no-confirm, or a regrade"
             notes.append(f"no confirmation reruns ({why}): flagged rows were judged on this gate's runs alone "
-                         f"(Bonferroni over {found.candidates} tests at {ALPHA_ONE_STAGE:g})")
+                         f"(Bonferroni over {found.candidates} tests at {policy.alpha_one_stage:g})")
         if confirmation is not None:
             notes.append(f"confirmation: {confirmation.rows} flagged row(s) rerun on fresh seeds, "
                          f"{confirmation.runs} runs"
@@ -352,14 +343,14 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
 
 
 def plan_reruns(summary: VersionSummary | None, reference: Reference | None, seeds: list[int], *,
-                fixed: int | None = None, below_bar: Iterable[str] = ()) -> dict[str, list[int]]:
+                fixed: int | None = None, below_bar: Iterable[str] = (), policy: GatePolicy = DEFAULT) -> dict[str, list[int]]:
     """Stage 2's plan: row id -> the fresh seeds to rerun it on, from stage 1's numbers, as
     decide() will judge them (the same scorers left out, the same screen). Empty: nothing flagged."""
     if reference is None or summary is None or not summary.runs:
         return {}
     if unknown := set(summary.scorers) - reference.scorers():
         summary = _without(summary, unknown)
-    found = screen(summary.cells, summary.failed_runs, reference, summary.trials or 1, set(below_bar))
+    found = screen(summary.cells, summary.failed_runs, reference, summary.trials or 1, set(below_bar), policy)
     if not found.reruns:
         return {}
     ks = {rid: fixed or k for rid, k in found.reruns.items()}
