@@ -208,6 +208,9 @@ def bars_file(tmp_path, drop=None, extra=None, value=None):
 
 
 def test_the_registry_refuses_a_missing_bar_an_unknown_bar_and_a_bar_outside_0_1(tmp_path):
+    from turngate.core.plugins import load_plugins
+
+    load_plugins()  # the project's scorers too (registry() loads them), whichever test ran first
     assert set(registry(load_thresholds(bars_file(tmp_path)))) == set(REGISTRY)
     with pytest.raises(ConfigError, match="no bar for scorer 'tool_use'"):
         registry(load_thresholds(bars_file(tmp_path, drop="tool_use")))

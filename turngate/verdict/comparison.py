@@ -149,12 +149,17 @@ def _holm(s: dict) -> float:
     return s.get("p_holm", s["p_value"])
 
 
-def regressions(comparison: dict) -> list[str]:
-    """One line per scorer that is significantly worse than the baseline (Holm-adjusted over
-    the scorers compared), naming the rule."""
+def worse_scorers(comparison: dict) -> list[tuple[str, str, float]]:
+    """(scorer, its line naming the rule, its Holm-adjusted p) for each scorer significantly
+    worse than the baseline (Holm-adjusted over the scorers compared)."""
     base = comparison["baseline"]
-    return [f"regression rule: {describe_scorer(n, s, base)}"
+    return [(n, f"regression rule: {describe_scorer(n, s, base)}", s["p_holm"])
             for n, s in comparison["scorers"].items() if s["worse"]]
+
+
+def regressions(comparison: dict) -> list[str]:
+    """The line of each scorer significantly worse than the baseline."""
+    return [text for _, text, _ in worse_scorers(comparison)]
 
 
 def _label(record, other, suffix: str) -> str:

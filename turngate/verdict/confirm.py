@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from math import comb, exp, log
 
 from turngate.record.summaries import ANY as SUMMARY_ANY
-from turngate.record.summaries import CellCounts, RunCount
-from turngate.verdict.reference import PRIOR, Reference
+from turngate.record.summaries import CellCounts, FlagKind, FlagStatus, RunCount
 from turngate.verdict.policy import DEFAULT, GatePolicy
+from turngate.verdict.reference import PRIOR, Reference
 from turngate.verdict.stats import beta_binomial_pmf, beta_binomial_sf, sum_upper_tails
 
 ANY = SUMMARY_ANY  # the unit "some scorer failed in this run"
@@ -237,7 +237,7 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
     k_cap = max(policy.k_max, trials)
     m = max(1, len(out.rows))
     for flag in out.rows:
-        level = policy.level("row") / m / len(flag.units)
+        level = policy.level(FlagKind.ROW) / m / len(flag.units)
         ks = [reruns_for(with_gate(flag.accepted[u], flag.now[u]), level, k_cap, policy) for u in flag.units]
         flag.reruns = max(k for k, _ in ks)
         flag.reachable = any(ok for _, ok in ks)
@@ -315,15 +315,39 @@ def confirm_seeds(gate_seeds: list[int], avoid: set[int], k: int) -> list[int]:
 
 
 @dataclass
+class RowEvidence:
+    """A flagged row's numbers per tested unit: the accepted run's, this gate's, its reruns'."""
+    accepted: dict[str, Counts]
+    first: dict[str, Counts]
+    reruns: dict[str, Counts]  # only the units its reruns could test
+    reachable: bool  # False: even failing every rerun could not confirm
+    n_units: int  # every testable unit of the row (the one-stage Bonferroni factor)
+
+
+@dataclass
+class TotalEvidence:
+    """A unit's total over rows: stage 1's, and the reruns' over the rerun rows."""
+    rows: list[str]  # flagged: the rows that failed it now; pooled: the rerun rows that failed it
+    bar: bool  # the scorer's mean is below its bar
+    pooled: bool  # stage 1 did not flag it: tested on the reruns pooled
+    p_reruns: float | None
+    rerun_rows: int
+    first_failed: int
+    first_expected: float
+    reruns: Counts
+    reruns_expected: float
+
+
+@dataclass
 class Judged:
     """One flagged row or aggregate after stage 2 (or judged in one stage)."""
-    kind: str  # "row" or "aggregate"
+    kind: FlagKind
     key: str  # row id, or the aggregate's unit
     p1: float
     p2: float | None  # None: no reruns to judge
-    status: str = "flaky"  # "regressed", "flaky", "insufficient data"
+    evidence: RowEvidence | TotalEvidence
+    status: FlagStatus = FlagStatus.FLAKY
     units: list[str] = field(default_factory=list)
-    detail: dict = field(default_factory=dict)
 
 
 def fisher(p1: float, p2: float) -> float:
@@ -354,18 +378,15 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
     for flag in found.rows:
         now = observed_units(confirm_cells.get(flag.row_id), confirm_failed.get(flag.row_id))
         tested = [u for u in flag.units if u in now and now[u].applicable]
-        first = {u: {"failed": flag.now[u].failed, "runs": flag.now[u].applicable} for u in flag.units}
-        accepted = {u: {"failed": flag.accepted[u].failed, "runs": flag.accepted[u].applicable} for u in flag.units}
         if tested:
             # against the accepted runs and this gate's together (with_gate): the row was chosen for its failures
             p2 = min(1.0, len(flag.units) * min(unit_p(now[u], with_gate(flag.accepted[u], flag.now[u]))
                                                 for u in tested))
-            reruns = {u: {"failed": now[u].failed, "runs": now[u].applicable} for u in tested}
         else:
-            p2, reruns = None, {}
-        items.append(Judged("row", flag.row_id, flag.p, p2, units=list(flag.units),
-                            detail={"accepted": accepted, "first": first, "reruns": reruns,
-                                    "reachable": flag.reachable, "n_units": flag.n_units}))
+            p2 = None
+        evidence = RowEvidence(accepted={u: flag.accepted[u] for u in flag.units}, first={u: flag.now[u] for u in flag.units},
+                               reruns={u: now[u] for u in tested}, reachable=flag.reachable, n_units=flag.n_units)
+        items.append(Judged(FlagKind.ROW, flag.row_id, flag.p, p2, evidence, units=list(flag.units)))
     # Every unit's total (each scorer, and the runs failing some scorer) is one test of a fixed
     # family: stage 1's tail p over every row, combined (Fisher) with the tail p of the reruns of
     # every rerun row. Under "nothing changed" a row's reruns follow the Beta-binomial of its
@@ -390,38 +411,37 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
         if p2 is None and pooled:
             continue
         p = None if p2 is None else (fisher(total.p, p2) if p2 <= policy.reruns_lean else 1.0)
-        items.append(Judged("aggregate", unit, total.p, p, units=[unit],
-                            detail={"rows": failing if pooled else list(total.rows), "bar": total.bar, "pooled": pooled,
-                                    "p_reruns": p2, "rerun_rows": len(parts), "first": {"failed": total.failed,
-                                                              "expected": round(total.expected, 2)},
-                                    "reruns": {"failed": sum(n.failed for n, _ in parts),
-                                               "runs": sum(n.applicable for n, _ in parts),
-                                               "expected": round(expected_failures(parts), 2)}}))
-    for kind in ("row", "aggregate"):
+        evidence = TotalEvidence(rows=failing if pooled else list(total.rows), bar=total.bar, pooled=pooled,
+                                 p_reruns=p2, rerun_rows=len(parts), first_failed=total.failed,
+                                 first_expected=total.expected,
+                                 reruns=Counts(sum(n.failed for n, _ in parts), sum(n.applicable for n, _ in parts)),
+                                 reruns_expected=expected_failures(parts))
+        items.append(Judged(FlagKind.AGGREGATE, unit, total.p, p, evidence, units=[unit]))
+    for kind in (FlagKind.ROW, FlagKind.AGGREGATE):
         # two families, alpha split between them (Bonferroni), Holm within each: many weakly
         # flagged rows must not starve the test of a diffuse rise, nor the other way round
         confirmed = [x for x in items if x.p2 is not None and x.kind == kind]
         # the totals' family is every unit, tested or not (untested: p = 1), so which units had
         # rerun rows (chosen by stage 1) cannot shrink it
-        pad = max(0, len(found.totals) - len(confirmed)) if kind == "aggregate" else 0
+        pad = max(0, len(found.totals) - len(confirmed)) if kind == FlagKind.AGGREGATE else 0
         hits = holm([x.p2 for x in confirmed] + [1.0] * pad, policy.level(kind))[:len(confirmed)]
         for x, hit in zip(confirmed, hits, strict=True):
-            x.status = "regressed" if hit else ("flaky" if kind == "aggregate" or x.detail.get("reachable", True)
-                                                else "insufficient data")
+            reachable = not isinstance(x.evidence, RowEvidence) or x.evidence.reachable
+            x.status = FlagStatus.REGRESSED if hit else FlagStatus.FLAKY if reachable else FlagStatus.INSUFFICIENT
     # A row whose gate alone is overwhelming (many trials, a small reference: the gate's own
     # failures then weigh as much as the accepted runs in its reruns' null) stands on stage 1
     # at a Bonferroni over every candidate: at most policy.alpha_stage1_rows more false confirmations.
     for x in items:
-        if x.kind == "row" and x.p2 is not None and x.status != "regressed":
-            if min(1.0, x.p1 * x.detail.get("n_units", 1)) <= policy.alpha_stage1_rows / max(1, found.candidates):
-                x.status = "regressed"
+        if isinstance(x.evidence, RowEvidence) and x.p2 is not None and x.status != FlagStatus.REGRESSED:
+            if min(1.0, x.p1 * x.evidence.n_units) <= policy.alpha_stage1_rows / max(1, found.candidates):
+                x.status = FlagStatus.REGRESSED
     single = [x for x in items if x.p2 is None]
     if single:
         # one stage: stage 1's own data chose the flags, so the family is every candidate (all rows
         # with all their units, every aggregate), not the flagged few: Bonferroni over all of them
         level = policy.alpha_one_stage / max(1, found.candidates)
         for x in single:
-            p = min(1.0, x.p1 * x.detail.get("n_units", 1))
-            x.status = "regressed" if p <= level else "insufficient data"
+            p = min(1.0, x.p1 * (x.evidence.n_units if isinstance(x.evidence, RowEvidence) else 1))
+            x.status = FlagStatus.REGRESSED if p <= level else FlagStatus.INSUFFICIENT
     return items
 
