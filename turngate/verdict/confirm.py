@@ -187,7 +187,12 @@ class Screen:
     """What stage 1 found and what stage 2 must rerun."""
     rows: list[RowFlag] = field(default_factory=list)
     aggregates: list[AggregateFlag] = field(default_factory=list)
-    reruns: dict[str, int] = field(default_factory=dict)  # row -> K
+    reruns: dict[str, int] = field(default_factory=dict)  # row -> K (the most it is rerun)
+    # rows rerun for a unit's total (a flagged total's rows, quiet rows), within the rerun budget:
+    # all their reruns are made and every total is tested on them; a row rerun only for its own
+    # flag is in `stops` instead: its reruns stop once it can no longer be confirmed
+    fixed: dict[str, int] = field(default_factory=dict)
+    stops: dict[str, RowStop] = field(default_factory=dict)
     candidates: int = 0  # rows and aggregates that could have been flagged (the one-stage family)
     totals: dict[str, AggregateFlag] = field(default_factory=dict)  # every unit's total, flagged or not
     gate: dict[str, dict[str, Counts]] = field(default_factory=dict)  # row -> unit -> this gate's failures
@@ -242,16 +247,81 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
         flag.reruns = max(k for k, _ in ks)
         flag.reachable = any(ok for _, ok in ks)
         out.reruns[flag.row_id] = flag.reruns
+    wanted: dict[str, int] = {}  # row -> reruns a unit's total asks of it
+    owed: set[str] = set()  # rows of a scorer below its bar: their reruns are outside the budget
     k_agg = aggregate_reruns(trials, policy)
     for agg in out.aggregates:
         for rid in agg.rows:
-            out.reruns[rid] = max(out.reruns.get(rid, 0), k_agg)
+            wanted[rid] = max(wanted.get(rid, 0), k_agg)
+            if agg.bar:
+                owed.add(rid)  # without reruns a breach stands: a fluke must get its chance to pass
     k_quiet = quiet_reruns(trials, policy)
     for rid in rows:
         now, acc = seen[rid]
         if any(now[u].failed and u in acc and quiet(acc[u], policy) for u in now):
-            out.reruns[rid] = max(out.reruns.get(rid, 0), k_quiet)
+            wanted[rid] = max(wanted.get(rid, 0), k_quiet)
+    # the budget goes to the rows whose stage 1 was least likely first (a break shows there):
+    # which rows get how many reruns depends on stage 1 only, so every rerun p stays valid
+    gate_runs = sum(c.runs for c in failed_runs.values())
+    left = int(policy.rerun_budget * gate_runs) if policy.rerun_budget != float("inf") else None
+    strength = {rid: min((unit_p(seen[rid][0][u], seen[rid][1][u]) for u in seen[rid][0]
+                          if u in seen[rid][1] and seen[rid][0][u].failed), default=1.0) for rid in wanted}
+    for rid in sorted(wanted, key=lambda r: (strength[r], r)):
+        k = max(wanted[rid], out.reruns.get(rid, 0))
+        if left is not None and rid not in owed:
+            k = min(k, left) if left >= min(policy.k_agg_min, policy.k_quiet_min) else 0
+            if k and k < out.reruns.get(rid, 0):
+                k = 0  # what is left cannot make even the row's own reruns unconditional
+            left -= k
+        if k:
+            out.fixed[rid] = out.reruns[rid] = k
+    for flag in out.rows:
+        if flag.row_id not in out.fixed:
+            out.stops[flag.row_id] = RowStop(
+                tuple(flag.units), {u: with_gate(flag.accepted[u], flag.now[u]) for u in flag.units}, flag.reruns,
+                policy.level(FlagKind.ROW) / len(flag.units))
     return out
+
+
+@dataclass(frozen=True)
+class RowStop:
+    """A row rerun only for its own flag: its reruns are made in growing batches (1, 2, 4, ...
+    up to k) and stop at the first batch after which it can no longer be confirmed, even if every
+    rerun left failed every unit. That never changes a verdict: such a row's p on all k reruns
+    could not reach the most lenient level Holm could give it, so it is not confirmed either way,
+    and its p on the reruns made is at least that p (failures can only rise by the runs not made).
+    On an unchanged version a noisy row's first rerun mostly passes: then it costs one rerun, not k."""
+    units: tuple[str, ...]
+    accepted: dict[str, Counts]  # per unit, the accepted runs and this gate's together (with_gate)
+    k: int
+    level: float  # the row family's level over its units: Holm's most lenient threshold for one unit
+
+    def checkpoints(self) -> list[int]:
+        out, c = [], 1
+        while c < self.k:
+            out.append(c)
+            c = min(self.k, 2 * c + 1)
+        return out + [self.k]
+
+    def hopeless(self, done: int, observed: dict[str, Counts]) -> bool:
+        """After `done` reruns with these failures per unit: not even k - done more failures
+        could bring a unit to the level."""
+        more = self.k - done
+        return all(unit_p(Counts(observed.get(u, Counts(0, 0)).failed + more,
+                                 observed.get(u, Counts(0, 0)).applicable + more), self.accepted[u]) > self.level
+                   for u in self.units)
+
+    def needed(self, outcomes: list[dict[str, Counts]]) -> int:
+        """How many reruns this row needs, given the outcomes of the ones made (in plan order:
+        each run's failures per unit, Counts(1, 1) failed, (0, 1) passed, (0, 0) n/a)."""
+        for c in self.checkpoints():
+            if c > len(outcomes):
+                return c
+            observed = {u: Counts(sum(o[u].failed for o in outcomes[:c] if u in o),
+                                  sum(o[u].applicable for o in outcomes[:c] if u in o)) for u in self.units}
+            if self.hopeless(c, observed):
+                return c
+        return self.k
 
 
 def aggregate_reruns(trials: int, policy: GatePolicy = DEFAULT) -> int:
@@ -396,7 +466,7 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
     # A total stage 1 did not flag is tested the same way (the reruns pooled): a change that
     # fails many rows a little where they never failed shows in their sum, not in one row.
     flagged_units = {agg.unit for agg in found.aggregates}
-    rerun_rows = sorted(found.reruns)
+    rerun_rows = sorted(found.fixed)  # a row rerun only for its own flag may stop early: not pooled
     for unit, total in found.totals.items():
         parts = []
         for rid in rerun_rows:

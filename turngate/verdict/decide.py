@@ -42,6 +42,7 @@ from turngate.verdict.confirm import (
     Counts,
     Judged,
     RowEvidence,
+    RowStop,
     TotalEvidence,
     accepted_units,
     aggregate_p,
@@ -368,20 +369,51 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
                    confirmation=confirmation)
 
 
-def plan_reruns(summary: VersionSummary | None, reference: Reference | None, seeds: list[int], *,
-                fixed: int | None = None, below_bar: Iterable[str] = (), policy: GatePolicy = DEFAULT) -> dict[str, list[int]]:
-    """Stage 2's plan: row id -> the fresh seeds to rerun it on, from stage 1's numbers, as
-    decide() will judge them (the same scorers left out, the same screen). Empty: nothing flagged."""
+def _screened(summary: VersionSummary | None, reference: Reference | None, below_bar: Iterable[str],
+              policy: GatePolicy):
     if reference is None or summary is None or not summary.runs:
-        return {}
+        return None
     if unknown := set(summary.scorers) - reference.scorers():
         summary = _without(summary, unknown)
-    found = screen(summary.cells, summary.failed_runs, reference, summary.trials or 1, set(below_bar), policy)
-    if not found.reruns:
+    return screen(summary.cells, summary.failed_runs, reference, summary.trials or 1, set(below_bar), policy)
+
+
+def plan_reruns(summary: VersionSummary | None, reference: Reference | None, seeds: list[int], *,
+                fixed: int | None = None, below_bar: Iterable[str] = (), policy: GatePolicy = DEFAULT) -> dict[str, list[int]]:
+    """Stage 2's plan: row id -> the fresh seeds to rerun it on (the most it may need: a row in
+    rerun_stops() stops early), from stage 1's numbers, as decide() will judge them (the same
+    scorers left out, the same screen). Empty: nothing flagged. fixed: K reruns of every flagged row."""
+    found = _screened(summary, reference, below_bar, policy)
+    if found is None or not found.reruns:
         return {}
     ks = {rid: fixed or k for rid, k in found.reruns.items()}
     fresh = confirm_seeds(seeds, set(seeds) | set(reference.seeds), max(ks.values()))
     return {rid: fresh[:k] for rid, k in sorted(ks.items())}
+
+
+def rerun_stops(summary: VersionSummary | None, reference: Reference | None, *, fixed: int | None = None,
+                below_bar: Iterable[str] = (), policy: GatePolicy = DEFAULT) -> dict[str, RowStop]:
+    """The planned rows whose reruns stop once they cannot be confirmed (confirm.RowStop); none
+    with a fixed K (--confirm K)."""
+    found = _screened(summary, reference, below_bar, policy)
+    return {} if found is None or fixed else dict(found.stops)
+
+
+def rerun_outcomes(runs: list, reference: Reference) -> list[dict[str, Counts]]:
+    """Each rerun's failures per unit (the scorers the reference holds, and ANY), in the order given."""
+    known = reference.scorers()
+    out = []
+    for r in runs:
+        units = {n: Counts(int(v.passed is False), int(v.passed is not None)) for n, v in r.verdicts.items()
+                 if n in known}
+        units[ANY] = Counts(int(any(c.failed for c in units.values())), 1)
+        out.append(units)
+    return out
+
+
+def reruns_needed(stop: RowStop, runs: list, reference: Reference) -> int:
+    """How many of its planned reruns a row in rerun_stops() needs, given the ones made (in plan order)."""
+    return stop.needed(rerun_outcomes(runs, reference))
 
 
 def apply(summary: VersionSummary, verdict: Verdict) -> None:

@@ -71,6 +71,10 @@ class GatePolicy:
     k_quiet_per_trial: int = knob(12, "reruns of a row that failed a quiet unit, per trial of the gate",
                                   "60 reruns of a row failing 10% against 0 of 100 give p ~ 5e-3; 40 only ~1e-2", _K)
     k_quiet_max: int = knob(60, "most reruns of a row that failed a quiet unit", "see k_quiet_per_trial", _K)
+    rerun_budget: float = knob(0.1, "reruns for units' totals (a flagged total's rows, rows that failed a quiet "
+                               "unit) are given out up to this share of the gate's runs, rows with the least "
+                               "likely stage 1 first (--rerun-budget; inf: no cap)",
+                               "measured on unchanged v3 and its one-change variants (docs/validation-gate.md)", _K)
     evidence_step: float = knob(0.05, "grid step (in -ln p) of the summed-surprise statistic",
                                 "the statistic's resolution: its null is exact on this grid", _S1)
     alpha_means: float = knob(0.1, "the gate bar shown per scorer: the mean the summed-failures test alone "
