@@ -32,7 +32,8 @@ from turngate.record.summaries import (
     Tally,
     VersionSummary,
 )
-from turngate.verdict.decide import decide, plan_reruns
+from turngate.verdict.confirm import ANY, Counts
+from turngate.verdict.decide import decide, plan_reruns, rerun_stops
 from turngate.verdict.policy import DEFAULT, GatePolicy
 from turngate.verdict.reference import PRIOR, Cell, Reference, RowRef, load_reference
 from turngate.verdict.stats import wilson
@@ -127,15 +128,21 @@ def one_gate(truth: dict, reference: Reference, bars: dict, trials: int, rng: np
     plan = plan_reruns(summary, reference, seeds, below_bar=below, policy=policy) if confirm else {}
     if confirm:
         reruns = {rid: draw(truth, [rid], len(s), rng, broken)[rid] for rid, s in plan.items()}
+        stops = rerun_stops(summary, reference, below_bar=below, policy=policy)
+        for rid, stop in stops.items():  # a row that stops early keeps the reruns its batches called for
+            applicable = truth[rid][0]
+            outcomes = [{**{u: Counts(int(u in pats), 1) for u in applicable}, ANY: Counts(int(bool(pats)), 1)}
+                        for pats in reruns[rid]]
+            reruns[rid] = reruns[rid][:stop.needed(outcomes)]
         conf = summary_of(truth, reruns, trials, ConfirmationSummary) if reruns else ConfirmationSummary()
-        conf.rows, conf.runs = len(plan), sum(len(s) for s in plan.values())
+        conf.rows, conf.runs = len(plan), sum(len(s) for s in reruns.values())
         summary.confirmation = conf
     v = decide(summary, reference, bars, policy=policy)
     why = ("bar" if any(s.ok is False and s.mean is not None and s.bar is not None and s.mean < s.bar
                         for s in v.scorers.values()) else
            "row" if any(x.kind == "row" for x in v.regressed) else
            "aggregate" if v.regressed else "")
-    return v.exit_code, {"why": why, "reruns": sum(len(s) for s in plan.values()),
+    return v.exit_code, {"why": why, "reruns": conf.runs if confirm else 0,
                          "regressed": [x.row_id for x in v.regressed]}
 
 

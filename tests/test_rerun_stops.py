@@ -64,14 +64,15 @@ def test_stopping_early_never_changes_the_verdict(draw):
         assert n_cut <= n_full
 
 
-def test_a_noisy_row_that_passes_its_first_rerun_costs_one_rerun():
+def test_a_noisy_row_whose_reruns_pass_stops_early_and_a_broken_one_does_not():
     """One failure on a row the accepted run fails 12% of the time: flagged, planned for its K
-    reruns; its first rerun passes, and then it cannot be confirmed any more."""
+    reruns; its reruns pass, and after a few it cannot be confirmed any more. The same row broken
+    for good is rerun K times and fails the gate."""
     noisy = "r05"
     fail = lambda rid, s, n: rid == noisy and n == "refund_outcome" and s == 500  # noqa: E731
     ((full, n_full), (cut, n_cut)), stops = both(fail, [500], NOISY)
     assert noisy in stops and stops[noisy].k == n_full > 1
-    assert n_cut == 1 and cut.exit_code == full.exit_code == 0
+    assert n_cut < n_full and cut.exit_code == full.exit_code == 0
     broken = lambda rid, s, n: rid == noisy and n == "refund_outcome"  # noqa: E731
     ((full, n_full), (cut, n_cut)), _ = both(broken, [500], NOISY)
     assert cut.exit_code == full.exit_code == 1 and n_cut == n_full  # a broken row is rerun in full

@@ -285,8 +285,8 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
 
 @dataclass(frozen=True)
 class RowStop:
-    """A row rerun only for its own flag: its reruns are made in growing batches (1, 2, 4, ...
-    up to k) and stop at the first batch after which it can no longer be confirmed, even if every
+    """A row rerun only for its own flag: its reruns are made in batches (one at a time, then
+    growing, up to k: checkpoints) and stop at the first batch after which it can no longer be confirmed, even if every
     rerun left failed every unit. That never changes a verdict: such a row's p on all k reruns
     could not reach the most lenient level Holm could give it, so it is not confirmed either way,
     and its p on the reruns made is at least that p (failures can only rise by the runs not made).
@@ -297,10 +297,12 @@ class RowStop:
     level: float  # the row family's level over its units: Holm's most lenient threshold for one unit
 
     def checkpoints(self) -> list[int]:
+        """After which rerun the row is looked at: each of the first four (an unchanged noisy row
+        is hopeless after a few passes), then every half again (a broken row needs few rounds)."""
         out, c = [], 1
         while c < self.k:
             out.append(c)
-            c = min(self.k, 2 * c + 1)
+            c = min(self.k, c + 1 if c < 4 else -(-3 * c // 2))
         return out + [self.k]
 
     def hopeless(self, done: int, observed: dict[str, Counts]) -> bool:
