@@ -38,7 +38,8 @@ from turngate.output.console import console
 from turngate.record.summaries import ConfirmationSummary
 from turngate.scoring.scorers import make_evaluators, registry
 from turngate.sources.row_sources import source_for
-from turngate.verdict.decide import decide, plan_reruns
+from turngate.verdict.decide import decide, plan_reruns, rerun_stops, reruns_needed
+from turngate.verdict.policy import DEFAULT, GatePolicy
 from turngate.verdict.reference import DEFAULT_PATH as REFERENCE_PATH
 from turngate.verdict.reference import check_rows, load_reference
 from turngate.verdict.stats import wilson
@@ -109,6 +110,17 @@ def variants_of(version: str, previous: str | None) -> list[Variant]:
     return out
 
 
+def policy_arg(text: str) -> tuple[str, GatePolicy]:
+    """--policy NAME:KNOB=V,KNOB=V -> (NAME, the default policy with those knobs)."""
+    name, _, knobs = text.partition(":")
+    try:
+        values = {k.strip(): float(v) for k, v in (kv.split("=", 1) for kv in knobs.split(",") if kv.strip())}
+        fields = {k: int(v) if isinstance(getattr(DEFAULT, k, None), int) else v for k, v in values.items()}
+        return name, GatePolicy.from_dict(DEFAULT.as_dict() | fields)
+    except ValueError as exc:
+        raise ConfigError(f"--policy {text}: {exc}") from None
+
+
 def toml_file(fields: dict) -> str:
     """A version file; JSON string escapes are valid TOML basic strings."""
     def value(v):
@@ -120,9 +132,10 @@ def blocks_of(seeds: list[int], trials: int) -> list[list[int]]:
     return [seeds[i:i + trials] for i in range(0, len(seeds) - trials + 1, trials)]
 
 
-def gate_blocks(runs, rows, blocks, reference, reg, rerun=None) -> list[dict]:
+def gate_blocks(runs, rows, blocks, reference, reg, rerun=None, policy: GatePolicy = DEFAULT) -> list[dict]:
     """Judge each block of seeds as one gate run of the variant (runs: its RunResults), with the
-    confirmation reruns the gate would make: rerun(plan) runs {row: seeds} and returns RunResults."""
+    confirmation reruns the gate would make under `policy`: rerun(plan) runs {row: seeds} and
+    returns RunResults."""
     bars = {n: s.bar for n, s in reg.items()}
     by_seed: dict[int, list] = {}
     for r in runs:
@@ -133,25 +146,35 @@ def gate_blocks(runs, rows, blocks, reference, reg, rerun=None) -> list[dict]:
         summary = summarise(block_runs, rows, bars, len(block))
         reruns = 0
         if rerun is not None:
-            plan = plan_reruns(summary, reference, list(block), below_bar=summary.below(bars))
+            plan = plan_reruns(summary, reference, list(block), below_bar=summary.below(bars), policy=policy)
+            stops = rerun_stops(summary, reference, below_bar=summary.below(bars), policy=policy)
             got = rerun(plan) if plan else []
+            if stops:  # a row that stops early keeps only the reruns its batches called for
+                by_row: dict[str, list] = {}
+                for r in got:
+                    by_row.setdefault(r.row_id, []).append(r)
+                got = [r for rid, rs in by_row.items()
+                       for r in (rs[:reruns_needed(stops[rid], rs, reference)] if rid in stops else rs)]
             conf = summarise(got, rows, bars, len(block))
             summary.confirmation = ConfirmationSummary.of(conf, rows=len(plan), runs=len(got))
             reruns = len(got)
-        v = decide(summary, reference, reg)
+        v = decide(summary, reference, reg, policy=policy)
         gave = [f"{x.row_id} / {x.scorer}" for x in v.regressed if x.kind == "row"]
         gave += [f"{n} mean" for n, s in v.scorers.items() if s.ok is False]
         gave += [f"total: {x.scorer}" for x in v.regressed if x.kind == "aggregate"]
         out.append({"seeds": format_seeds(block), "exit_code": v.exit_code, "gave_away": gave, "line": v.line,
-                    "reruns": reruns, "flaky": [x.row_id for x in v.flaky]})
+                    "reruns": reruns, "runs": len(block_runs), "flaky": [x.row_id for x in v.flaky]})
     return out
 
 
-def rerunner(agents, loaded, settings, evaluators):
-    """Confirmation reruns in this process, each (row, seed) run once and kept."""
+def rerunner(agents, loaded, settings, evaluators, cache: Path | None = None):
+    """Confirmation reruns in this process, each (row, seed) run once and kept (in `cache` too,
+    when given, so another policy or another invocation replays the same reruns)."""
     from turngate.gate.run import execute, new_record
 
     done: dict[tuple[str, int], object] = {}
+    if cache is not None and cache.exists():
+        done = {(r.row_id, r.trial): r for r in load_runs(cache)}
     by_id = {r.id: r for r in loaded.rows}
 
     def rerun(plan: dict[str, list[int]]) -> list:
@@ -163,6 +186,8 @@ def rerunner(agents, loaded, settings, evaluators):
                     raise KeyboardInterrupt
             for r in record.runs:
                 done[(r.row_id, r.trial)] = r
+            if cache is not None:
+                save_runs(list(done.values()), cache)
         return [done[(rid, s)] for rid, seeds in plan.items() for s in seeds]
 
     return rerun
@@ -198,6 +223,9 @@ def main(argv=None) -> int:
     p.add_argument("--parallelism", type=int, default=16)
     p.add_argument("--runs-dir", help="keep each variant's verdicts here; a variant already there is not run again")
     p.add_argument("--out", help="also write the figures as JSON here")
+    p.add_argument("--policy", action="append", metavar="NAME:KNOB=V,...", default=[],
+                   help="judge under this GatePolicy too (turngate/verdict/policy.py), e.g. "
+                        "lean:power_rate=1.0,k_quiet_per_trial=6; repeatable; the default policy always")
     a = p.parse_args(argv)
     if min(a.trials) < 1 or a.blocks < 1:
         raise ConfigError("--trials and --blocks must be at least 1")
@@ -210,6 +238,7 @@ def main(argv=None) -> int:
         pool = list(range(start, start + a.blocks * max(a.trials)))
     if overlap := sorted(set(pool) & set(reference.seeds)):
         raise ConfigError(f"--seeds: {format_seeds(overlap)} calibrated the reference; held-out seeds must not")
+    policies = {"default": DEFAULT} | dict(policy_arg(x) for x in a.policy)
     plan = {t: blocks_of(pool, t)[:a.blocks] for t in a.trials}
     if not all(plan.values()):
         raise ConfigError(f"--seeds {format_seeds(pool)}: fewer seeds than --trials {max(a.trials)}")
@@ -229,7 +258,7 @@ def main(argv=None) -> int:
     runs_dir = Path(a.runs_dir) if a.runs_dir else None
     if runs_dir:
         runs_dir.mkdir(parents=True, exist_ok=True)
-    results = {t: [] for t in plan}
+    results = {(name, t): [] for name in policies for t in plan}
     with tempfile.TemporaryDirectory() as tmp:
         for v in variants:
             started = time.perf_counter()
@@ -249,33 +278,39 @@ def main(argv=None) -> int:
                 if cached:
                     save_runs(runs, cached)
             rows = {r["id"]: r for r in row_dicts}
-            rerun = rerunner(agents, loaded, settings, evaluators)
+            rerun = rerunner(agents, loaded, settings, evaluators,
+                             runs_dir / f"{v.name}.reruns.json" if runs_dir else None)
             line = []
-            for t, blocks in plan.items():
-                gates = gate_blocks(runs, rows, blocks, reference, reg, rerun)
+            for (name, t), out in results.items():
+                gates = gate_blocks(runs, rows, plan[t], reference, reg, rerun, policies[name])
                 failed = sum(1 for g in gates if g["exit_code"] == 1)
                 low, high = wilson(failed, len(gates))
                 tells = Counter(x for g in gates for x in g["gave_away"])
-                results[t].append({"variant": v.name, "change": v.change, "gates": len(gates), "failed": failed,
-                                   "rate": failed / len(gates), "low": low, "high": high,
-                                   "gave_away": tells.most_common(), "blocks": gates})
-                line.append(f"{failed}/{len(gates)} at {t} trial(s)")
+                reruns = sum(g["reruns"] for g in gates) / len(gates)
+                share = sum(g["reruns"] for g in gates) / max(1, sum(g["runs"] for g in gates))
+                out.append({"variant": v.name, "change": v.change, "gates": len(gates), "failed": failed,
+                            "rate": failed / len(gates), "low": low, "high": high, "reruns": reruns,
+                            "rerun_share": share, "gave_away": tells.most_common(), "blocks": gates})
+                line.append(f"{failed}/{len(gates)} at {t} trial(s) ({name}, +{share:.0%} reruns)")
             console.print(f"  {v.name}: gates failed {', '.join(line)} ({time.perf_counter() - started:.0f} s)",
                           markup=False)
-    for t, rs in results.items():
-        t_ = Table(title=f"gate power: {a.version}, {len(plan[t])} held-out gates of {t} trial(s) each "
+    for (name, t), rs in results.items():
+        t_ = Table(title=f"gate power: {a.version}, policy {name}, {len(plan[t])} held-out gates of {t} trial(s) each "
                          f"(seeds {format_seeds(sorted({s for b in plan[t] for s in b}))})")
-        for col in ("variant", "change", "gates failed", "rate", "95% Wilson", "what gave it away (gates)"):
+        for col in ("variant", "change", "gates failed", "rate", "95% Wilson", "reruns per gate",
+                    "what gave it away (gates)"):
             t_.add_column(col, overflow="fold")
         for r in rs:
             label = "false alarms" if r["variant"] == "unchanged" else "detected"
             t_.add_row(r["variant"], r["change"], f"{r['failed']}/{r['gates']} {label}", f"{r['rate']:.2f}",
-                       f"{r['low']:.2f}-{r['high']:.2f}", "; ".join(f"{k} ({n})" for k, n in r["gave_away"][:3]))
+                       f"{r['low']:.2f}-{r['high']:.2f}", f"{r['reruns']:.1f} (+{r['rerun_share']:.0%})",
+                       "; ".join(f"{k} ({n})" for k, n in r["gave_away"][:3]))
         console.print(t_)
     if a.out:
         Path(a.out).write_text(json.dumps({"version": a.version, "seeds": format_seeds(seeds),
                                            "reference": reference.provenance,
-                                           "results": {str(t): rs for t, rs in results.items()}}, indent=1))
+                                           "policies": {n: p.as_dict() for n, p in policies.items()},
+                                           "results": {f"{n}/{t}": rs for (n, t), rs in results.items()}}, indent=1))
         console.print(f"figures: {a.out}")
     return 0
 

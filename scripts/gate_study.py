@@ -32,13 +32,15 @@ from turngate.record.summaries import (
     Tally,
     VersionSummary,
 )
-from turngate.verdict.decide import decide, plan_reruns
+from turngate.verdict.confirm import ANY, Counts
+from turngate.verdict.decide import decide, plan_reruns, rerun_stops
+from turngate.verdict.policy import DEFAULT, GatePolicy
 from turngate.verdict.reference import PRIOR, Cell, Reference, RowRef, load_reference
 from turngate.verdict.stats import wilson
 
 REPO = Path(__file__).resolve().parents[1]
 
-BUDGET = 0.02  # the documented false-alarm budget per gate, all tests together
+BUDGET = DEFAULT.false_alarm_bound  # the documented false-alarm bound per gate (docs/gate.md#the-policy)
 
 
 class Bars(dict):
@@ -118,23 +120,29 @@ def summary_of(truth: dict, runs: dict, trials: int, kind: type[Tally] = Version
 
 
 def one_gate(truth: dict, reference: Reference, bars: dict, trials: int, rng: np.random.Generator,
-             broken: dict | None = None, confirm: bool = True) -> tuple[int, dict]:
+             broken: dict | None = None, confirm: bool = True, policy: GatePolicy = DEFAULT) -> tuple[int, dict]:
     rows = list(truth)
     seeds = list(range(10_000, 10_000 + trials))
     summary = summary_of(truth, draw(truth, rows, trials, rng, broken), trials)
     below = summary.below({n: b.bar for n, b in bars.items()})
-    plan = plan_reruns(summary, reference, seeds, below_bar=below) if confirm else {}
+    plan = plan_reruns(summary, reference, seeds, below_bar=below, policy=policy) if confirm else {}
     if confirm:
         reruns = {rid: draw(truth, [rid], len(s), rng, broken)[rid] for rid, s in plan.items()}
+        stops = rerun_stops(summary, reference, below_bar=below, policy=policy)
+        for rid, stop in stops.items():  # a row that stops early keeps the reruns its batches called for
+            applicable = truth[rid][0]
+            outcomes = [{**{u: Counts(int(u in pats), 1) for u in applicable}, ANY: Counts(int(bool(pats)), 1)}
+                        for pats in reruns[rid]]
+            reruns[rid] = reruns[rid][:stop.needed(outcomes)]
         conf = summary_of(truth, reruns, trials, ConfirmationSummary) if reruns else ConfirmationSummary()
-        conf.rows, conf.runs = len(plan), sum(len(s) for s in plan.values())
+        conf.rows, conf.runs = len(plan), sum(len(s) for s in reruns.values())
         summary.confirmation = conf
-    v = decide(summary, reference, bars)
+    v = decide(summary, reference, bars, policy=policy)
     why = ("bar" if any(s.ok is False and s.mean is not None and s.bar is not None and s.mean < s.bar
                         for s in v.scorers.values()) else
            "row" if any(x.kind == "row" for x in v.regressed) else
            "aggregate" if v.regressed else "")
-    return v.exit_code, {"why": why, "reruns": sum(len(s) for s in plan.values()),
+    return v.exit_code, {"why": why, "reruns": conf.runs if confirm else 0,
                          "regressed": [x.row_id for x in v.regressed]}
 
 
@@ -152,7 +160,7 @@ def world(base: Reference, ref_trials: int, rng: np.random.Generator) -> tuple[d
 
 
 def study(base: Reference, worlds: int, trials: list[int], refs: list[int], seed: int = 0,
-          breaks: bool = True) -> dict:
+          breaks: bool = True, policy: GatePolicy = DEFAULT) -> dict:
     """False-alarm (and, with breaks, detection) rates per (reference size, trials)."""
     rng = np.random.default_rng(seed)
     out = {}
@@ -161,7 +169,7 @@ def study(base: Reference, worlds: int, trials: list[int], refs: list[int], seed
             fails, why, reruns, caught_noisy, caught_quiet, n_break = 0, Counter(), [], 0, 0, 0
             for _ in range(worlds):
                 truth, ref, bars = world(base, ref_trials, rng)
-                code, info = one_gate(truth, ref, bars, t, rng)
+                code, info = one_gate(truth, ref, bars, t, rng, policy=policy)
                 fails += code == 1
                 why[info["why"] or "pass"] += 1
                 reruns.append(info["reruns"])
@@ -174,10 +182,10 @@ def study(base: Reference, worlds: int, trials: list[int], refs: list[int], seed
                         n_break += 1
                         rid = noisy[rng.integers(len(noisy))]
                         bad = frozenset([truth[rid][0][rng.integers(len(truth[rid][0]))]])
-                        caught_noisy += one_gate(truth, ref, bars, t, rng, broken={rid: bad})[0] == 1
+                        caught_noisy += one_gate(truth, ref, bars, t, rng, broken={rid: bad}, policy=policy)[0] == 1
                         rid = quiet[rng.integers(len(quiet))]
                         bad = frozenset([truth[rid][0][rng.integers(len(truth[rid][0]))]])
-                        caught_quiet += one_gate(truth, ref, bars, t, rng, broken={rid: bad})[0] == 1
+                        caught_quiet += one_gate(truth, ref, bars, t, rng, broken={rid: bad}, policy=policy)[0] == 1
             low, high = wilson(fails, worlds)
             out[f"ref{ref_trials}-t{t}"] = {
                 "reference_trials": ref_trials, "trials": t, "gates": worlds, "false_alarms": fails,

@@ -237,6 +237,7 @@ def test_dry_run_states_the_reruns_the_design_can_give_a_flagged_row(seeds):
     [line] = [x for x in lines if x.startswith("confirmation reruns may add runs")]
     low, high = confirm.rerun_bounds(seeds)
     assert f", {low}-{high} per flagged row," in line
-    assert low <= confirm.K_MIN and high >= max(confirm.K_MAX, confirm.aggregate_reruns(seeds),
+    policy = confirm.DEFAULT
+    assert low <= policy.k_min and high >= max(policy.k_max, confirm.aggregate_reruns(seeds),
                                                   confirm.quiet_reruns(seeds))
     assert high == (20 if seeds == 1 else 12 * seeds if seeds < 5 else 60)

@@ -59,6 +59,7 @@ def test_a_reruns_null_includes_the_gates_runs():
 def test_a_row_failing_where_the_accepted_run_never_did_is_rerun_many_times():
     from turngate.record.summaries import CellCounts, RunCount
     from turngate.verdict.confirm import aggregate_reruns, quiet_reruns, screen
+    from turngate.verdict.policy import GatePolicy
     from turngate.verdict.reference import Cell, Reference, RowRef
 
     def row(failed, runs):
@@ -71,7 +72,7 @@ def test_a_row_failing_where_the_accepted_run_never_did_is_rerun_many_times():
     cells = {rid: {"refund_outcome": CellCounts(passed=4, failed=1)} for rid in ("quiet", "noisy", "unsure")}
     cells["idle"] = {"refund_outcome": CellCounts(passed=5, failed=0)}
     runs = {rid: RunCount(runs=5, failed=c["refund_outcome"].failed) for rid, c in cells.items()}
-    found = screen(cells, runs, ref, trials=5)
+    found = screen(cells, runs, ref, trials=5, policy=GatePolicy(rerun_budget=float("inf")))
     assert quiet_reruns(5) == 60 > aggregate_reruns(5) and quiet_reruns(1) == 12
     assert found.reruns["quiet"] == 60
     assert found.reruns["noisy"] < 60 and found.reruns["unsure"] < 60 and "idle" not in found.reruns

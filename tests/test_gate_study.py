@@ -38,11 +38,13 @@ def test_a_row_broken_for_good_is_caught_at_one_trial_noisy_or_quiet():
         assert n == 25 and caught >= 23, cell
 
 
-def test_a_gate_that_confirmed_every_flag_would_be_caught_by_the_study(monkeypatch):
+def test_a_gate_that_confirmed_every_flag_would_be_caught_by_the_study():
     """The study can fail: with a family-wise level of 1 instead of 0.005 (every flag that has
     reruns is confirmed), it sees the excess. 60 worlds: at 30 the excess (about one gate in ten)
     is within a world or two of the bound, so which seed it draws decides."""
-    monkeypatch.setattr("turngate.verdict.confirm.ALPHA", 1.0)
-    res = gate_study.study(load_reference(), worlds=60, trials=[1], refs=[20], seed=13, breaks=False)
+    from turngate.verdict.policy import GatePolicy
+
+    res = gate_study.study(load_reference(), worlds=60, trials=[1], refs=[20], seed=13, breaks=False,
+                           policy=GatePolicy(alpha=1.0))
     (cell,) = res.values()
     assert cell["false_alarms"] > allowed(cell["gates"]), cell

@@ -12,8 +12,8 @@ import pytest
 from tests.record_helpers import record, row, run, runs_from_pairs
 from turngate.commands import report
 from turngate.record.results import save_record
-from turngate.record.summaries import Correction, StoredVerdict
-from turngate.verdict.comparison import combined_record, regressions
+from turngate.record.summaries import Correction, Finding, FindingKind, StoredVerdict
+from turngate.verdict.comparison import combined_record, worse_scorers
 from turngate.verdict.decide import headline
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,8 +29,10 @@ def comparison_record():
                   user="Refund A-1001 </script><b>bold</b>")
     rows = [row(f"r{k:03d}") for k in range(12)]
     rec = combined_record(record("v2", base, rows, trials=2), record("v3", cand, rows, trials=2), rows, "v2", "v3")
-    reasons = regressions(rec.comparison)
-    rec.verdict = StoredVerdict(exit_code=1, line="\n".join([headline(reasons), *reasons]))  # as decide() writes it
+    findings = [Finding(kind=FindingKind.BASELINE, subject=n, text=t, p_value=p) for n, t, p in worse_scorers(rec.comparison)]
+    reasons = [f.text for f in findings]
+    rec.verdict = StoredVerdict(exit_code=1, line="\n".join([headline(findings), *reasons]), reasons=reasons,
+                                findings=findings)  # as decide() writes it
     rec.summary["v3"].scorers["policy_judge"].corrected = Correction(theta=0.9, low=0.7, high=1.0, method="test")
     return rec
 

@@ -16,6 +16,7 @@ from turngate.core.seeds import format_seeds, parse_seeds
 from turngate.record.summaries import CellCounts, ConfirmationSummary, RunCount, VersionSummary
 from turngate.scoring.scorers import REGISTRY, registry
 from turngate.verdict.decide import decide, plan_reruns
+from turngate.verdict.policy import DEFAULT, GatePolicy
 from turngate.verdict.reference import Reference, build_reference, check_rows, dump_reference, load_reference
 from turngate.verdict.summary import summarise
 from turngate.verdict.thresholds import load_thresholds
@@ -43,18 +44,18 @@ def gate(runs, ref, trials):
 QUIET_20 = reference_from(runs_for(range(20)), range(20))
 
 
-def verdict_of(fail, seeds, ref, *, confirm=True, reg=None):
+def verdict_of(fail, seeds, ref, *, confirm=True, reg=None, policy=DEFAULT):
     """A gate of the version `fail` describes ((row, seed, scorer) -> failed): its runs on these
     seeds, then, as the gate does, the reruns stage 1 asks for on the seeds it names."""
     seeds = list(seeds)
     summary = summarise(runs_for(seeds, fail), {r["id"]: r for r in ROWS}, BARS, len(seeds))
     if confirm:
         below = [n for n, x in summary.scorers.items() if x.n and x.mean < BARS[n]]
-        plan = plan_reruns(summary, ref, seeds, below_bar=below)
+        plan = plan_reruns(summary, ref, seeds, below_bar=below, policy=policy)
         reruns = [run("v3", rid, s, {n: not fail(rid, s, n) for n in SCORERS}) for rid, ss in plan.items() for s in ss]
         conf = summarise(reruns, {r["id"]: r for r in ROWS}, BARS, len(seeds))
         summary.confirmation = ConfirmationSummary.of(conf, rows=len(plan), runs=len(reruns))
-    return decide(summary, ref, reg or REG)
+    return decide(summary, ref, reg or REG, policy=policy)
 
 
 def only(row_id, scorer=None, seeds=None):
@@ -150,15 +151,17 @@ def test_new_rows_are_judged_by_the_bars_only_and_the_verdict_says_so():
 def test_more_trials_at_the_same_degradation_fail_at_least_as_often(rate):
     """Diffuse degradation: every row fails refund_outcome at `rate` (accepted: 1 in 50). Over
     many draws the 5-trial gate fails at least as often as the 1-trial gate; from 10x the
-    accepted rate, always (at 5x, 31 rows x 5 runs leave some draws too thin to confirm)."""
+    accepted rate, always (at 5x, 31 rows x 5 runs leave some draws too thin to confirm). With
+    the totals' reruns uncapped (rerun_budget inf): what the budget buys at five trials."""
+    thorough = GatePolicy(rerun_budget=float("inf"))
     base = reference_from(runs_for(range(100), lambda rid, s, n: n == "refund_outcome" and s % 50 == 7), range(100))
     fails = {1: 0, 5: 0}
     for draw in range(12):
         salt = random.Random(draw).random()
         degrade = lambda rid, s, n, salt=salt: (  # noqa: E731
             n == "refund_outcome" and random.Random(f"{salt}{rid}{s}").random() < rate)
-        fails[1] += verdict_of(degrade, [500], base).exit_code == 1
-        fails[5] += verdict_of(degrade, range(500, 505), base).exit_code == 1
+        fails[1] += verdict_of(degrade, [500], base, policy=thorough).exit_code == 1
+        fails[5] += verdict_of(degrade, range(500, 505), base, policy=thorough).exit_code == 1
     assert fails[5] >= fails[1] and fails[5] >= (12 if rate >= 0.2 else 8)
 
 
@@ -207,6 +210,9 @@ def bars_file(tmp_path, drop=None, extra=None, value=None):
 
 
 def test_the_registry_refuses_a_missing_bar_an_unknown_bar_and_a_bar_outside_0_1(tmp_path):
+    from turngate.core.plugins import load_plugins
+
+    load_plugins()  # the project's scorers too (registry() loads them), whichever test ran first
     assert set(registry(load_thresholds(bars_file(tmp_path)))) == set(REGISTRY)
     with pytest.raises(ConfigError, match="no bar for scorer 'tool_use'"):
         registry(load_thresholds(bars_file(tmp_path, drop="tool_use")))

@@ -124,7 +124,7 @@ def confirm_problem(record: Record, reference: Any, *, summary: Any = None) -> s
     its candidate's planned runs summarised with its bars, when the caller has it."""
     from collections import Counter
 
-    from turngate.verdict.decide import plan_reruns
+    from turngate.verdict.decide import plan_reruns, rerun_stops, reruns_needed
     from turngate.verdict.summary import summarise
 
     conf, m = record.meta.confirm, record.meta
@@ -141,9 +141,21 @@ def confirm_problem(record: Record, reference: Any, *, summary: Any = None) -> s
         cand = summarise([r for r in runs if r.version == m.version and r.stage == "gate"], record.row_by_id(),
                          bars, m.trials)
     plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars))
-    want = Counter((rid, s) for rid, seeds in plan.items() for s in seeds)
     if {k: sorted(v) for k, v in (conf.get("rows") or {}).items()} != {k: sorted(v) for k, v in plan.items()}:
         return "meta.confirm.rows is not the plan its planned runs call for"
+    stops = rerun_stops(cand, reference, fixed=conf.get("k"), below_bar=cand.below(bars))
+    want: Counter = Counter()
+    by_key = {(r.row_id, r.trial): r for r in runs if r.stage == "confirm" and r.version == m.version}
+    for rid, seeds in plan.items():
+        n = len(seeds)
+        if rid in stops:  # as many of its planned seeds, in order, as its reruns made called for
+            made = []
+            for s in seeds:
+                if (rid, s) not in by_key:
+                    break
+                made.append(by_key[(rid, s)])
+            n = min(len(seeds), reruns_needed(stops[rid], made, reference))
+        want.update((rid, s) for s in seeds[:n])
     if missing := sorted(want - have):
         return f"{len(missing)} of {sum(want.values())} confirmation reruns missing, e.g. {missing[0][0]} seed {missing[0][1]}"
     if extra := sorted(have - want):

@@ -205,7 +205,7 @@ async def confirm_async(record: Record, reference: Any, settings: Settings, path
     """`confirm` in a running loop. Only the candidate is rerun; the plan (row -> seeds) and its
     cost are stored in meta.confirm, and only (row, seed) pairs not yet run are run, so a resumed
     record finishes the same plan. False: interrupted."""
-    from turngate.verdict.decide import plan_reruns
+    from turngate.verdict.decide import plan_reruns, rerun_stops, reruns_needed
 
     conf = record.meta.confirm
     if not conf or not conf.get("enabled"):
@@ -213,20 +213,41 @@ async def confirm_async(record: Record, reference: Any, settings: Settings, path
     bars = record.meta.thresholds
     cand = summarise(record.runs_for(record.meta.version), record.row_by_id(), bars, record.meta.trials)
     plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars))
+    stops = rerun_stops(cand, reference, fixed=conf.get("k"), below_bar=cand.below(bars))
     conf["rows"] = plan
-    have = {(r.row_id, r.trial) for r in record.runs_for(record.meta.version, "confirm")}
     rows = {r["id"]: r for r in record.rows}
-    pairs = [(Row.model_validate(rows[rid]), s) for rid, seeds in plan.items() for s in seeds if (rid, s) not in have]
+
+    def missing() -> list:
+        """The reruns still to make: every planned seed of a row in no stop, and of a row that
+        stops early the next batch it needs given the reruns made (a resumed record goes on the same way)."""
+        made = {}
+        for r in record.runs_for(record.meta.version, "confirm"):
+            made[(r.row_id, r.trial)] = r
+        out = []
+        for rid, seeds in plan.items():
+            n = len(seeds)
+            if rid in stops:
+                done = [made[(rid, s)] for s in seeds if (rid, s) in made]
+                n = reruns_needed(stops[rid], done, reference)
+            out += [(Row.model_validate(rows[rid]), s) for s in seeds[:n] if (rid, s) not in made]
+        return out
+
+    pairs = missing()
     if not pairs:
         return True
     from turngate.output.console import console
 
-    console.print(f"confirming: {len(plan)} flagged row(s), {sum(len(v) for v in plan.values())} reruns on fresh "
+    most = sum(len(v) for v in plan.values())
+    console.print(f"confirming: {len(plan)} flagged row(s), {most} reruns at most on fresh "
                   f"seeds ({', '.join(f'{rid} x{len(v)}' for rid, v in list(plan.items())[:4])}"
-                  + (" ..." if len(plan) > 4 else "") + ")", markup=False, highlight=False)
+                  + (" ..." if len(plan) > 4 else "") + (f"; {len(stops)} stop once they cannot be confirmed" if stops
+                                                         else "") + ")", markup=False, highlight=False)
     before = dict(record.meta.model_calls or {})
-    done = await execute_async(record, pairs, replace(settings, upload=False), path, agents[:1], evaluators,
-                               stage="confirm")
+    done = True
+    while pairs and done:  # rounds: a row that stops early gets its next batch only when it still may confirm
+        done = await execute_async(record, pairs, replace(settings, upload=False), path, agents[:1], evaluators,
+                                   stage="confirm")
+        pairs = missing() if done else []
     after = record.meta.model_calls or {}
     # record.meta may have been rebuilt by a checkpoint meanwhile: write through it, not `conf`
     record.meta.confirm = {**(record.meta.confirm or conf), "model_calls": _calls_between(before, after)}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from turngate.record.results import Record, RunResult
+from turngate.record.summaries import FindingKind
 from turngate.verdict.confirm import ANY
 from turngate.verdict.decide import FlaggedRow, Verdict
 
@@ -89,7 +90,7 @@ def outcomes(record: Record, verdict: Verdict, *, comparison: dict[str, Any] | N
             if f["scorer"] in worse:
                 flipped[f["scorer"]].add(f["row_id"])
         for n in worse:
-            rules[n] = next((r for r in verdict.reasons if r.startswith(f"regression rule: {n}:")),
+            rules[n] = next((f.text for f in verdict.findings if f.kind == FindingKind.BASELINE and f.subject == n),
                             f"regression rule: {n}: significantly worse than {comparison['baseline']}")
     out = []
     for row in record.rows:

@@ -8,6 +8,7 @@ the verdict under summary["verdict"]: see Record in turngate/record/results.py).
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -188,6 +189,41 @@ def unit_label(unit: str) -> str:
     return "some scorer" if unit == ANY else unit
 
 
+class FlagKind(StrEnum):
+    """What stage 1 flagged: one row, or a unit's total over rows (a scorer, or ANY)."""
+    ROW = "row"
+    AGGREGATE = "aggregate"
+
+
+class FlagStatus(StrEnum):
+    """How a flag ended (turngate/verdict/confirm.py judge)."""
+    REGRESSED = "regressed"  # confirmed: fails the gate
+    FLAKY = "flaky"  # not confirmed by the reruns: reported, does not fail
+    INSUFFICIENT = "insufficient data"  # nothing could confirm it (no reruns, or even failing every rerun would not)
+
+
+class FindingKind(StrEnum):
+    """Why a gate failed: each reason of a verdict is one finding of one kind."""
+    BAR = "bar"  # a scorer's mean below its bar (confirmed by reruns where there were any)
+    ROW = "row regressed"  # a flagged row its reruns confirmed
+    SCORER = "scorer worse"  # a scorer's total over rows, confirmed
+    FAILING_RUNS = "failing runs"  # the runs failing some scorer, summed over rows, confirmed
+    BASELINE = "baseline"  # --fail-on-regression: significantly worse than the baseline (McNemar, Holm)
+
+
+class Finding(BaseModel):
+    """One reason a verdict fails, typed: its kind, what it is about (a scorer or a row) and its
+    numbers; `text` is how the verdict words it (turngate/verdict/decide.py): readers count and
+    select findings by kind and subject, never by their text."""
+    model_config = _CONFIG
+    kind: FindingKind
+    subject: str = Field(description="the scorer, the row, or \"*\" for the runs failing some scorer")
+    text: str = Field(description="the reason in one line, as the verdict prints it")
+    mean: float | None = Field(None, description="bar: the scorer's mean")
+    bar: float | None = Field(None, description="bar: the scorer's bar")
+    p_value: float | None = Field(None, description="the p that decided (None: a bar with nothing to confirm it by)")
+
+
 class UnitCounts(BaseModel):
     """A unit's failures out of its runs (the accepted run's, this gate's, or the reruns')."""
     model_config = _CONFIG
@@ -203,8 +239,8 @@ class FlaggedRow(BaseModel):
     model_config = _CONFIG
     row_id: str = Field(
         description="the row, or for an aggregate flag the scorer (\"*\": runs failing some scorer)")
-    kind: str = Field("row", description="\"row\" or \"aggregate\"")
-    status: str = Field(
+    kind: FlagKind = Field(FlagKind.ROW, description="\"row\" or \"aggregate\"")
+    status: FlagStatus = Field(
         description="\"regressed\" (confirmed; fails the gate), \"flaky\" (not confirmed), \"insufficient data\"")
     scorers: list[str] = Field(
         description="the units that flagged it: scorer names, \"*\" for \"some scorer\"")
@@ -229,15 +265,22 @@ class StoredVerdict(BaseModel):
     model_config = _CONFIG
     exit_code: int = Field(description="0 pass, 1 failed, 2 cannot judge")
     line: str = Field(description="the headline, then one reason per line (see lines())")
-    reasons: list[str] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list, description="each finding's text, in order")
+    findings: list[Finding] = Field(default_factory=list, description="why it fails, typed: one per reason")
     regressed: list[FlaggedRow] = Field(default_factory=list, description="confirmed: each fails the gate")
     flaky: list[FlaggedRow] = Field(default_factory=list, description="flagged, not confirmed by the reruns")
     insufficient: list[FlaggedRow] = Field(default_factory=list,
                                            description="flagged, nothing to confirm with")
     notes: list[str] = Field(default_factory=list)
     confirmation: ConfirmationSummary | None = Field(None, description="what the reruns were and cost")
-    critical_p: float | None = Field(None,
-                                     description="kept for old readers; the two-stage gate has no single critical p")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_critical_p(cls, data: Any) -> Any:
+        """Records before the two-stage gate stored a `critical_p` (always None since): dropped on read."""
+        if isinstance(data, dict) and "critical_p" in data:
+            data = {k: v for k, v in data.items() if k != "critical_p"}
+        return data
 
     @property
     def headline(self) -> str:

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 from turngate.core.errors import ConfigError
 from turngate.record.results import Record, RunResult
+from turngate.verdict.policy import DEFAULT
 from turngate.verdict.stats import holm_adjusted, mcnemar_exact, newcombe_paired_interval
 from turngate.verdict.summary import scorer_names, summarise
 
-ALPHA = 0.05
+ALPHA = DEFAULT.alpha_baseline  # the family-wise level (turngate/verdict/policy.py)
 MAX_FLIPS_SHOWN = 12
 METHOD = {"difference": "candidate - baseline over pairs where both verdicts apply; "
                         "95% Newcombe square-and-add interval for paired proportions",
@@ -147,12 +148,17 @@ def _holm(s: dict) -> float:
     return s.get("p_holm", s["p_value"])
 
 
-def regressions(comparison: dict) -> list[str]:
-    """One line per scorer that is significantly worse than the baseline (Holm-adjusted over
-    the scorers compared), naming the rule."""
+def worse_scorers(comparison: dict) -> list[tuple[str, str, float]]:
+    """(scorer, its line naming the rule, its Holm-adjusted p) for each scorer significantly
+    worse than the baseline (Holm-adjusted over the scorers compared)."""
     base = comparison["baseline"]
-    return [f"regression rule: {describe_scorer(n, s, base)}"
+    return [(n, f"regression rule: {describe_scorer(n, s, base)}", s["p_holm"])
             for n, s in comparison["scorers"].items() if s["worse"]]
+
+
+def regressions(comparison: dict) -> list[str]:
+    """The line of each scorer significantly worse than the baseline."""
+    return [text for _, text, _ in worse_scorers(comparison)]
 
 
 def _label(record, other, suffix: str) -> str:

@@ -12,9 +12,9 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
 
 - A *unit* is one row x scorer (failed / applicable runs) or the row's runs that failed some
   scorer (`ANY`).
-- Stage 1 flags a row when one of its units failed and its tail p is at or below SCREEN_P, and
+- Stage 1 flags a row when one of its units failed and its tail p is at or below screen_p, and
   flags a scorer (or ANY) *in aggregate* when its total over rows has a p at or below
-  SCREEN_P_AGG (diffuse degradation: many rows each a little worse). A total has two
+  screen_p_agg (diffuse degradation: many rows each a little worse). A total has two
   statistics, Bonferroni-combined (either_p): the summed failures (a rise spread over the noisy
   rows) and the summed surprise, -ln of each row's own tail p (evidence_p: a few quiet rows that
   now fail a little).
@@ -24,12 +24,13 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
   never failed (quiet_reruns: a diffuse change shows as such rows failing a little). A rerun's
   null is the row's rate as the accepted run and this gate saw it together (with_gate), so a
   rerun p is valid whatever stage 1 showed and chose. Flagged rows are tested on their reruns
-  (Holm over the flagged rows, at ROW_SHARE of ALPHA). Every unit's total is one member of a
-  fixed family (Holm at the rest of ALPHA): stage 1's p and its reruns' p (summed surprise over
+  (Holm over the flagged rows, at row_share of alpha). Every unit's total is one member of a
+  fixed family (Holm at the rest of alpha): stage 1's p and its reruns' p (summed surprise over
   every rerun row) combined by Fisher, unconditionally (an adaptive two-stage design: the
   reruns may depend on stage 1 in any way because their p is valid given it). So P(any false
-  confirmation) <= ALPHA + ALPHA_STAGE1_ROWS (a row may also stand on stage 1 alone, at a
-  Bonferroni over every candidate). docs/validation-gate.md has the design's measured power and cost.
+  confirmation) <= alpha + alpha_stage1_rows (a row may also stand on stage 1 alone, at a
+  Bonferroni over every candidate). Every knob named here is a field of GatePolicy (turngate/verdict/policy.py); docs/validation-gate.md
+has the design's measured power and cost.
 """
 from __future__ import annotations
 
@@ -38,24 +39,13 @@ from dataclasses import dataclass, field
 from math import comb, exp, log
 
 from turngate.record.summaries import ANY as SUMMARY_ANY
-from turngate.record.summaries import CellCounts, RunCount
+from turngate.record.summaries import CellCounts, FlagKind, FlagStatus, RunCount
+from turngate.verdict.policy import DEFAULT, GatePolicy
 from turngate.verdict.reference import PRIOR, Reference
 from turngate.verdict.stats import beta_binomial_pmf, beta_binomial_sf, sum_upper_tails
 
 ANY = SUMMARY_ANY  # the unit "some scorer failed in this run"
-SCREEN_P = 0.3  # stage 1 flags a row's unit at or below this tail p (liberal: stage 2 decides)
-SCREEN_P_AGG = 0.25  # stage 1 flags a scorer's total at or below this p (its rows are rerun; costs reruns, not false alarms)
-ALPHA = 0.005  # family-wise false-confirmation rate of stage 2 (Holm over the flagged family)
-RERUNS_LEAN = 0.5  # a flagged total is confirmed only when its reruns alone have p <= this too
-ROW_SHARE = 0.5  # of ALPHA: the flagged rows' family; the rest: the flagged totals' family
-ALPHA_STAGE1_ROWS = 0.001  # a flagged row confirmed on the gate's runs alone (with reruns made: see judge)
-ALPHA_ONE_STAGE = 0.01  # the same family judged without reruns (--no-confirm, regrade of new flags)
-K_MIN, K_MAX = 3, 20  # reruns per flagged row (K_MAX grows to the gate's trials)
-K_AGG_MIN, K_AGG_PER_TRIAL, K_AGG_MAX = 5, 8, 30  # reruns per row of a flagged total (see aggregate_reruns)
-QUIET_RATE = 0.015  # a unit is quiet when its accepted rate (Jeffreys mean) is at most this: 0-4 of 300, 0-1 of 100, 0 of 50; not 0 of 20
-K_QUIET_MIN, K_QUIET_PER_TRIAL, K_QUIET_MAX = 5, 12, 60  # reruns of a row that failed a quiet unit (see quiet_reruns)
-POWER_RATE, POWER = 0.9, 0.9  # K: a row now failing 90% of its runs is confirmed with prob. >= 0.9
-EVIDENCE_STEP = 0.05  # the grid (in -ln p) of evidence_p's statistic
+# every level, screen and rerun count comes from a GatePolicy (turngate/verdict/policy.py)
 CONFIRM_BASE, CONFIRM_STRIDE = 1_000_000_000, 4096  # confirmation seeds: far from any gate's own
 
 
@@ -120,9 +110,9 @@ def aggregate_p(parts: list[tuple[Counts, Counts]]) -> float:
     return sum_upper_tails(pmfs, failed)[failed]
 
 
-def evidence_p(parts: list[tuple[Counts, Counts]]) -> float:
+def evidence_p(parts: list[tuple[Counts, Counts]], step: float = DEFAULT.evidence_step) -> float:
     """P(the rows' summed surprise is at least what it is) under the accepted rates: each row's
-    surprise is -ln of its own tail p (0 when it did not fail), on a grid of EVIDENCE_STEP, and
+    surprise is -ln of its own tail p (0 when it did not fail), on a grid of `step`, and
     the null distribution of the sum is exact (each row's surprise takes the value of x failures
     with that count's Beta-binomial probability; rows are independent). Unlike the sum of
     failures, a failure on a row that never failed counts for far more than one on a row that
@@ -133,7 +123,7 @@ def evidence_p(parts: list[tuple[Counts, Counts]]) -> float:
     for n, a in parts:
         pmf = beta_binomial_pmf(n.applicable, a.failed + PRIOR, a.applicable - a.failed + PRIOR)
         tails = [min(1.0, sum(pmf[x:])) for x in range(len(pmf))]
-        rows.append((pmf, [int(-log(max(t, 1e-300)) / EVIDENCE_STEP + 1e-9) for t in tails], n.failed))
+        rows.append((pmf, [int(-log(max(t, 1e-300)) / step + 1e-9) for t in tails], n.failed))
     observed = sum(grid[x] for _, grid, x in rows)
     if observed == 0:
         return 1.0
@@ -146,11 +136,11 @@ def evidence_p(parts: list[tuple[Counts, Counts]]) -> float:
     return sum_upper_tails(pmfs, observed)[observed]
 
 
-def either_p(parts: list[tuple[Counts, Counts]]) -> float:
+def either_p(parts: list[tuple[Counts, Counts]], step: float = DEFAULT.evidence_step) -> float:
     """The smaller of the two totals' p-values (summed failures, summed surprise), doubled
     (Bonferroni): a rise spread over the noisy rows shows in the first, a few quiet rows
     broken a little in the second."""
-    return min(1.0, 2 * min(aggregate_p(parts), evidence_p(parts)))
+    return min(1.0, 2 * min(aggregate_p(parts), evidence_p(parts, step)))
 
 
 def critical_count(k: int, accepted: Counts, level: float) -> int | None:
@@ -158,13 +148,14 @@ def critical_count(k: int, accepted: Counts, level: float) -> int | None:
     return next((x for x in range(1, k + 1) if unit_p(Counts(x, k), accepted) <= level), None)
 
 
-def reruns_for(accepted: Counts, level: float, k_max: int) -> tuple[int, bool]:
-    """(K, reachable): the fewest reruns that confirm a row now failing POWER_RATE of its runs
-    with probability POWER at `level`; k_max and False when even that many cannot."""
-    for k in range(K_MIN, k_max + 1):
+def reruns_for(accepted: Counts, level: float, k_max: int, policy: GatePolicy = DEFAULT) -> tuple[int, bool]:
+    """(K, reachable): the fewest reruns that confirm a row now failing policy.power_rate of its
+    runs with probability policy.power at `level`; k_max and False when even that many cannot."""
+    rate = policy.power_rate
+    for k in range(policy.k_min, k_max + 1):
         x = critical_count(k, accepted, level)
-        if x is not None and sum(comb(k, j) * POWER_RATE ** j * (1 - POWER_RATE) ** (k - j)
-                                 for j in range(x, k + 1)) >= POWER:
+        if x is not None and sum(comb(k, j) * rate ** j * (1 - rate) ** (k - j)
+                                 for j in range(x, k + 1)) >= policy.power:
             return k, True
     return k_max, critical_count(k_max, accepted, level) is not None
 
@@ -196,7 +187,12 @@ class Screen:
     """What stage 1 found and what stage 2 must rerun."""
     rows: list[RowFlag] = field(default_factory=list)
     aggregates: list[AggregateFlag] = field(default_factory=list)
-    reruns: dict[str, int] = field(default_factory=dict)  # row -> K
+    reruns: dict[str, int] = field(default_factory=dict)  # row -> K (the most it is rerun)
+    # rows rerun for a unit's total (a flagged total's rows, quiet rows), within the rerun budget:
+    # all their reruns are made and every total is tested on them; a row rerun only for its own
+    # flag is in `stops` instead: its reruns stop once it can no longer be confirmed
+    fixed: dict[str, int] = field(default_factory=dict)
+    stops: dict[str, RowStop] = field(default_factory=dict)
     candidates: int = 0  # rows and aggregates that could have been flagged (the one-stage family)
     totals: dict[str, AggregateFlag] = field(default_factory=dict)  # every unit's total, flagged or not
     gate: dict[str, dict[str, Counts]] = field(default_factory=dict)  # row -> unit -> this gate's failures
@@ -211,7 +207,7 @@ class Screen:
 
 
 def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCount], reference: Reference, trials: int,
-           below_bar: set[str] | frozenset[str] = frozenset()) -> Screen:
+           below_bar: set[str] | frozenset[str] = frozenset(), policy: GatePolicy = DEFAULT) -> Screen:
     """Stage 1 over a gate's summary numbers (VersionSummary.cells and .failed_runs).
     below_bar: scorers whose mean is below their bar; each is flagged in aggregate, so that a bar
     breached by a fluke (a rare failure on a row that never failed in 20 accepted runs) is not
@@ -223,7 +219,7 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
     for rid in rows:
         now, acc = seen[rid]
         ps = {u: unit_p(now[u], acc[u]) for u in now if u in acc and now[u].failed}
-        flagged = _units_to_test({u: p for u, p in ps.items() if p <= SCREEN_P}, now, acc)
+        flagged = _units_to_test({u: p for u, p in ps.items() if p <= policy.screen_p}, now, acc)
         if flagged:
             out.rows.append(RowFlag(rid, flagged, min(ps[u] for u in flagged), now, acc,
                                     n_units=len([u for u in now if u in acc])))
@@ -237,33 +233,100 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
                 parts.append((now[unit], acc[unit]))
                 if now[unit].failed:
                     failing.append(rid)
-        p = TOTAL_TEST(parts)
+        p = either_p(parts, policy.evidence_step)
         expected = expected_failures(parts)
         total = AggregateFlag(unit, p, failing, sum(n.failed for n, _ in parts), expected, bar=unit in below_bar)
         out.totals[unit] = total
-        if p <= SCREEN_P_AGG or (unit in below_bar and failing):
+        if p <= policy.screen_p_agg or (unit in below_bar and failing):
             out.aggregates.append(total)
-    k_cap = max(K_MAX, trials)
+    k_cap = max(policy.k_max, trials)
     m = max(1, len(out.rows))
     for flag in out.rows:
-        level = ROW_SHARE * ALPHA / m / len(flag.units)
-        ks = [reruns_for(with_gate(flag.accepted[u], flag.now[u]), level, k_cap) for u in flag.units]
+        level = policy.level(FlagKind.ROW) / m / len(flag.units)
+        ks = [reruns_for(with_gate(flag.accepted[u], flag.now[u]), level, k_cap, policy) for u in flag.units]
         flag.reruns = max(k for k, _ in ks)
         flag.reachable = any(ok for _, ok in ks)
         out.reruns[flag.row_id] = flag.reruns
-    k_agg = aggregate_reruns(trials)
+    wanted: dict[str, int] = {}  # row -> reruns a unit's total asks of it
+    owed: set[str] = set()  # rows of a scorer below its bar: their reruns are outside the budget
+    k_agg = aggregate_reruns(trials, policy)
     for agg in out.aggregates:
         for rid in agg.rows:
-            out.reruns[rid] = max(out.reruns.get(rid, 0), k_agg)
-    k_quiet = quiet_reruns(trials)
+            wanted[rid] = max(wanted.get(rid, 0), k_agg)
+            if agg.bar:
+                owed.add(rid)  # without reruns a breach stands: a fluke must get its chance to pass
+    k_quiet = quiet_reruns(trials, policy)
     for rid in rows:
         now, acc = seen[rid]
-        if any(now[u].failed and u in acc and quiet(acc[u]) for u in now):
-            out.reruns[rid] = max(out.reruns.get(rid, 0), k_quiet)
+        if any(now[u].failed and u in acc and quiet(acc[u], policy) for u in now):
+            wanted[rid] = max(wanted.get(rid, 0), k_quiet)
+    # the budget goes to the rows whose stage 1 was least likely first (a break shows there):
+    # which rows get how many reruns depends on stage 1 only, so every rerun p stays valid
+    gate_runs = sum(c.runs for c in failed_runs.values())
+    left = int(policy.rerun_budget * gate_runs) if policy.rerun_budget != float("inf") else None
+    strength = {rid: min((unit_p(seen[rid][0][u], seen[rid][1][u]) for u in seen[rid][0]
+                          if u in seen[rid][1] and seen[rid][0][u].failed), default=1.0) for rid in wanted}
+    for rid in sorted(wanted, key=lambda r: (strength[r], r)):
+        k = max(wanted[rid], out.reruns.get(rid, 0))
+        if left is not None and rid not in owed:
+            k = min(k, left) if left >= min(policy.k_agg_min, policy.k_quiet_min) else 0
+            if k and k < out.reruns.get(rid, 0):
+                k = 0  # what is left cannot make even the row's own reruns unconditional
+            left -= k
+        if k:
+            out.fixed[rid] = out.reruns[rid] = k
+    for flag in out.rows:
+        if flag.row_id not in out.fixed:
+            out.stops[flag.row_id] = RowStop(
+                tuple(flag.units), {u: with_gate(flag.accepted[u], flag.now[u]) for u in flag.units}, flag.reruns,
+                policy.level(FlagKind.ROW) / len(flag.units))
     return out
 
 
-def aggregate_reruns(trials: int) -> int:
+@dataclass(frozen=True)
+class RowStop:
+    """A row rerun only for its own flag: its reruns are made in batches (one at a time, then
+    growing, up to k: checkpoints) and stop at the first batch after which it can no longer be confirmed, even if every
+    rerun left failed every unit. That never changes a verdict: such a row's p on all k reruns
+    could not reach the most lenient level Holm could give it, so it is not confirmed either way,
+    and its p on the reruns made is at least that p (failures can only rise by the runs not made).
+    On an unchanged version a noisy row's first rerun mostly passes: then it costs one rerun, not k."""
+    units: tuple[str, ...]
+    accepted: dict[str, Counts]  # per unit, the accepted runs and this gate's together (with_gate)
+    k: int
+    level: float  # the row family's level over its units: Holm's most lenient threshold for one unit
+
+    def checkpoints(self) -> list[int]:
+        """After which rerun the row is looked at: each of the first four (an unchanged noisy row
+        is hopeless after a few passes), then every half again (a broken row needs few rounds)."""
+        out, c = [], 1
+        while c < self.k:
+            out.append(c)
+            c = min(self.k, c + 1 if c < 4 else -(-3 * c // 2))
+        return out + [self.k]
+
+    def hopeless(self, done: int, observed: dict[str, Counts]) -> bool:
+        """After `done` reruns with these failures per unit: not even k - done more failures
+        could bring a unit to the level."""
+        more = self.k - done
+        return all(unit_p(Counts(observed.get(u, Counts(0, 0)).failed + more,
+                                 observed.get(u, Counts(0, 0)).applicable + more), self.accepted[u]) > self.level
+                   for u in self.units)
+
+    def needed(self, outcomes: list[dict[str, Counts]]) -> int:
+        """How many reruns this row needs, given the outcomes of the ones made (in plan order:
+        each run's failures per unit, Counts(1, 1) failed, (0, 1) passed, (0, 0) n/a)."""
+        for c in self.checkpoints():
+            if c > len(outcomes):
+                return c
+            observed = {u: Counts(sum(o[u].failed for o in outcomes[:c] if u in o),
+                                  sum(o[u].applicable for o in outcomes[:c] if u in o)) for u in self.units}
+            if self.hopeless(c, observed):
+                return c
+        return self.k
+
+
+def aggregate_reruns(trials: int, policy: GatePolicy = DEFAULT) -> int:
     """Reruns per row of a flagged total (the rows that failed it now). Most of them are rows
     that fail now and then anyway, whose few more failures count for little in the reruns'
     summed surprise, so a rise spread over them (a hotter model) needs many reruns when stage 1
@@ -271,31 +334,31 @@ def aggregate_reruns(trials: int) -> int:
     12% was expected still missed the family's level; 30 cost an unchanged version about 30% more
     reruns (docs/validation-gate.md, section 6).
     Fewer at one or two trials, where a flagged total is thin evidence and mostly a fluke."""
-    return min(K_AGG_MAX, max(K_AGG_MIN, K_AGG_PER_TRIAL * trials))
+    return min(policy.k_agg_max, max(policy.k_agg_min, policy.k_agg_per_trial * trials))
 
 
-def rerun_bounds(trials: int) -> tuple[int, int]:
+def rerun_bounds(trials: int, policy: GatePolicy = DEFAULT) -> tuple[int, int]:
     """The fewest and the most reruns the design gives one flagged row at this many trials: a
     row's own tests (reruns_for), a flagged total's rows (aggregate_reruns), a quiet unit's rows
     (quiet_reruns)."""
-    return (min(K_MIN, K_AGG_MIN, K_QUIET_MIN),
-            max(max(K_MAX, trials), aggregate_reruns(trials), quiet_reruns(trials)))
+    return (min(policy.k_min, policy.k_agg_min, policy.k_quiet_min),
+            max(max(policy.k_max, trials), aggregate_reruns(trials, policy), quiet_reruns(trials, policy)))
 
 
-def quiet(accepted: Counts) -> bool:
+def quiet(accepted: Counts, policy: GatePolicy = DEFAULT) -> bool:
     """The accepted run makes a failure of this unit rare, and is sure of it (enough runs)."""
-    return (accepted.failed + PRIOR) / (accepted.applicable + 2 * PRIOR) <= QUIET_RATE
+    return (accepted.failed + PRIOR) / (accepted.applicable + 2 * PRIOR) <= policy.quiet_rate
 
 
-def quiet_reruns(trials: int) -> int:
+def quiet_reruns(trials: int, policy: GatePolicy = DEFAULT) -> int:
     """Reruns of a row that failed a *quiet* unit now (one the accepted run failed in at most
-    a Jeffreys-mean rate of at most QUIET_RATE), whether or not a total was flagged: a diffuse change (a safety
+    a Jeffreys-mean rate of at most policy.quiet_rate), whether or not a total was flagged: a diffuse change (a safety
     switch off) shows as rows that never failed now failing one run in ten, and such a row
     needs many reruns to stand out against a rate the accepted run and this gate's own failure
     leave uncertain (60 reruns of a row failing 10% against 0 of 100 accepted and 1 of 5 now:
     p ~ 5e-3; 40: ~1e-2). Such failures are rare on an unchanged version (a fifth of five-trial
     gates has one), so this costs little there."""
-    return min(K_QUIET_MAX, max(K_QUIET_MIN, K_QUIET_PER_TRIAL * trials))
+    return min(policy.k_quiet_max, max(policy.k_quiet_min, policy.k_quiet_per_trial * trials))
 
 
 def _units_to_test(ps: dict[str, float], now: dict[str, Counts], acc: dict[str, Counts]) -> list[str]:
@@ -324,15 +387,39 @@ def confirm_seeds(gate_seeds: list[int], avoid: set[int], k: int) -> list[int]:
 
 
 @dataclass
+class RowEvidence:
+    """A flagged row's numbers per tested unit: the accepted run's, this gate's, its reruns'."""
+    accepted: dict[str, Counts]
+    first: dict[str, Counts]
+    reruns: dict[str, Counts]  # only the units its reruns could test
+    reachable: bool  # False: even failing every rerun could not confirm
+    n_units: int  # every testable unit of the row (the one-stage Bonferroni factor)
+
+
+@dataclass
+class TotalEvidence:
+    """A unit's total over rows: stage 1's, and the reruns' over the rerun rows."""
+    rows: list[str]  # flagged: the rows that failed it now; pooled: the rerun rows that failed it
+    bar: bool  # the scorer's mean is below its bar
+    pooled: bool  # stage 1 did not flag it: tested on the reruns pooled
+    p_reruns: float | None
+    rerun_rows: int
+    first_failed: int
+    first_expected: float
+    reruns: Counts
+    reruns_expected: float
+
+
+@dataclass
 class Judged:
     """One flagged row or aggregate after stage 2 (or judged in one stage)."""
-    kind: str  # "row" or "aggregate"
+    kind: FlagKind
     key: str  # row id, or the aggregate's unit
     p1: float
     p2: float | None  # None: no reruns to judge
-    status: str = "flaky"  # "regressed", "flaky", "insufficient data"
+    evidence: RowEvidence | TotalEvidence
+    status: FlagStatus = FlagStatus.FLAKY
     units: list[str] = field(default_factory=list)
-    detail: dict = field(default_factory=dict)
 
 
 def fisher(p1: float, p2: float) -> float:
@@ -353,28 +440,25 @@ def holm(ps: list[float], alpha: float) -> list[bool]:
 
 
 def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str, CellCounts]] | None,
-          confirm_failed: dict[str, RunCount] | None) -> list[Judged]:
+          confirm_failed: dict[str, RunCount] | None, policy: GatePolicy = DEFAULT) -> list[Judged]:
     """Stage 2: each flagged row's reruns against its accepted units, each flagged aggregate's
-    reruns summed over its rows; Holm over the family at ALPHA. Without reruns for a member
+    reruns summed over its rows; Holm over the family at policy.alpha. Without reruns for a member
     (none were made: --no-confirm, a regrade that flags a new row), it is judged on stage 1 at
-    ALPHA_ONE_STAGE instead and, when that does not reject, is 'insufficient data'."""
+    policy.alpha_one_stage instead and, when that does not reject, is 'insufficient data'."""
     confirm_cells, confirm_failed = confirm_cells or {}, confirm_failed or {}
     items: list[Judged] = []
     for flag in found.rows:
         now = observed_units(confirm_cells.get(flag.row_id), confirm_failed.get(flag.row_id))
         tested = [u for u in flag.units if u in now and now[u].applicable]
-        first = {u: {"failed": flag.now[u].failed, "runs": flag.now[u].applicable} for u in flag.units}
-        accepted = {u: {"failed": flag.accepted[u].failed, "runs": flag.accepted[u].applicable} for u in flag.units}
         if tested:
             # against the accepted runs and this gate's together (with_gate): the row was chosen for its failures
             p2 = min(1.0, len(flag.units) * min(unit_p(now[u], with_gate(flag.accepted[u], flag.now[u]))
                                                 for u in tested))
-            reruns = {u: {"failed": now[u].failed, "runs": now[u].applicable} for u in tested}
         else:
-            p2, reruns = None, {}
-        items.append(Judged("row", flag.row_id, flag.p, p2, units=list(flag.units),
-                            detail={"accepted": accepted, "first": first, "reruns": reruns,
-                                    "reachable": flag.reachable, "n_units": flag.n_units}))
+            p2 = None
+        evidence = RowEvidence(accepted={u: flag.accepted[u] for u in flag.units}, first={u: flag.now[u] for u in flag.units},
+                               reruns={u: now[u] for u in tested}, reachable=flag.reachable, n_units=flag.n_units)
+        items.append(Judged(FlagKind.ROW, flag.row_id, flag.p, p2, evidence, units=list(flag.units)))
     # Every unit's total (each scorer, and the runs failing some scorer) is one test of a fixed
     # family: stage 1's tail p over every row, combined (Fisher) with the tail p of the reruns of
     # every rerun row. Under "nothing changed" a row's reruns follow the Beta-binomial of its
@@ -384,7 +468,7 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
     # A total stage 1 did not flag is tested the same way (the reruns pooled): a change that
     # fails many rows a little where they never failed shows in their sum, not in one row.
     flagged_units = {agg.unit for agg in found.aggregates}
-    rerun_rows = sorted(found.reruns)
+    rerun_rows = sorted(found.fixed)  # a row rerun only for its own flag may stop early: not pooled
     for unit, total in found.totals.items():
         parts = []
         for rid in rerun_rows:
@@ -392,49 +476,44 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
             acc = accepted_units(reference, rid).get(unit)
             if now is not None and acc is not None and now.applicable:
                 parts.append((now, with_gate(acc, found.gate.get(rid, {}).get(unit))))
-        p2 = RERUN_TEST(parts) if parts else None
+        p2 = evidence_p(parts, policy.evidence_step) if parts else None
         failing = [rid for rid in rerun_rows
                    if (observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit) or Counts(0, 0)).failed]
         pooled = unit not in flagged_units
         if p2 is None and pooled:
             continue
-        p = None if p2 is None else (fisher(total.p, p2) if p2 <= RERUNS_LEAN else 1.0)
-        items.append(Judged("aggregate", unit, total.p, p, units=[unit],
-                            detail={"rows": failing if pooled else list(total.rows), "bar": total.bar, "pooled": pooled,
-                                    "p_reruns": p2, "rerun_rows": len(parts), "first": {"failed": total.failed,
-                                                              "expected": round(total.expected, 2)},
-                                    "reruns": {"failed": sum(n.failed for n, _ in parts),
-                                               "runs": sum(n.applicable for n, _ in parts),
-                                               "expected": round(expected_failures(parts), 2)}}))
-    for kind, share in (("row", ROW_SHARE), ("aggregate", 1 - ROW_SHARE)):
-        # two families, ALPHA split between them (Bonferroni), Holm within each: many weakly
+        p = None if p2 is None else (fisher(total.p, p2) if p2 <= policy.reruns_lean else 1.0)
+        evidence = TotalEvidence(rows=failing if pooled else list(total.rows), bar=total.bar, pooled=pooled,
+                                 p_reruns=p2, rerun_rows=len(parts), first_failed=total.failed,
+                                 first_expected=total.expected,
+                                 reruns=Counts(sum(n.failed for n, _ in parts), sum(n.applicable for n, _ in parts)),
+                                 reruns_expected=expected_failures(parts))
+        items.append(Judged(FlagKind.AGGREGATE, unit, total.p, p, evidence, units=[unit]))
+    for kind in (FlagKind.ROW, FlagKind.AGGREGATE):
+        # two families, alpha split between them (Bonferroni), Holm within each: many weakly
         # flagged rows must not starve the test of a diffuse rise, nor the other way round
         confirmed = [x for x in items if x.p2 is not None and x.kind == kind]
         # the totals' family is every unit, tested or not (untested: p = 1), so which units had
         # rerun rows (chosen by stage 1) cannot shrink it
-        pad = max(0, len(found.totals) - len(confirmed)) if kind == "aggregate" else 0
-        hits = holm([x.p2 for x in confirmed] + [1.0] * pad, share * ALPHA)[:len(confirmed)]
+        pad = max(0, len(found.totals) - len(confirmed)) if kind == FlagKind.AGGREGATE else 0
+        hits = holm([x.p2 for x in confirmed] + [1.0] * pad, policy.level(kind))[:len(confirmed)]
         for x, hit in zip(confirmed, hits, strict=True):
-            x.status = "regressed" if hit else ("flaky" if kind == "aggregate" or x.detail.get("reachable", True)
-                                                else "insufficient data")
+            reachable = not isinstance(x.evidence, RowEvidence) or x.evidence.reachable
+            x.status = FlagStatus.REGRESSED if hit else FlagStatus.FLAKY if reachable else FlagStatus.INSUFFICIENT
     # A row whose gate alone is overwhelming (many trials, a small reference: the gate's own
     # failures then weigh as much as the accepted runs in its reruns' null) stands on stage 1
-    # at a Bonferroni over every candidate: at most ALPHA_STAGE1_ROWS more false confirmations.
+    # at a Bonferroni over every candidate: at most policy.alpha_stage1_rows more false confirmations.
     for x in items:
-        if x.kind == "row" and x.p2 is not None and x.status != "regressed":
-            if min(1.0, x.p1 * x.detail.get("n_units", 1)) <= ALPHA_STAGE1_ROWS / max(1, found.candidates):
-                x.status = "regressed"
+        if isinstance(x.evidence, RowEvidence) and x.p2 is not None and x.status != FlagStatus.REGRESSED:
+            if min(1.0, x.p1 * x.evidence.n_units) <= policy.alpha_stage1_rows / max(1, found.candidates):
+                x.status = FlagStatus.REGRESSED
     single = [x for x in items if x.p2 is None]
     if single:
         # one stage: stage 1's own data chose the flags, so the family is every candidate (all rows
         # with all their units, every aggregate), not the flagged few: Bonferroni over all of them
-        level = ALPHA_ONE_STAGE / max(1, found.candidates)
+        level = policy.alpha_one_stage / max(1, found.candidates)
         for x in single:
-            p = min(1.0, x.p1 * x.detail.get("n_units", 1))
-            x.status = "regressed" if p <= level else "insufficient data"
+            p = min(1.0, x.p1 * (x.evidence.n_units if isinstance(x.evidence, RowEvidence) else 1))
+            x.status = FlagStatus.REGRESSED if p <= level else FlagStatus.INSUFFICIENT
     return items
 
-
-
-# which test a unit's total gets, at stage 1 (over every row) and on the reruns (over the rerun rows)
-TOTAL_TEST, RERUN_TEST = either_p, evidence_p

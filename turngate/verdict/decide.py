@@ -11,7 +11,7 @@ A gate run fails (exit 1) when
   (d) with --fail-on-regression, a scorer is significantly worse than the baseline (McNemar p, Holm over the scorers).
 (b) and (c) are the two-stage gate of turngate/verdict/confirm.py: every p-value is an exact Beta-binomial
 tail against the accepted run (its uncertainty included), and stage 2 is one Holm family at
-confirm.ALPHA, so an unchanged version fails at most that often, at any number of trials.
+the policy's alpha (turngate/verdict/policy.py), so an unchanged version fails at most that often, at any number of trials.
 Flagged but not confirmed: "flaky" (reported, does not fail). Flagged with no reruns to judge:
 judged on stage 1 with a Bonferroni over every candidate test, else "insufficient data".
 Exit 2: nothing to judge (no runs, interrupted, a scorer with no bar).
@@ -26,18 +26,24 @@ from pydantic import BaseModel, Field
 from turngate.record.results import Record
 from turngate.record.summaries import (
     CellCounts,
+    Finding,
+    FindingKind,
     FlaggedRow,
+    FlagKind,
+    FlagStatus,
     RunCount,
     StoredVerdict,
     Tally,
+    UnitCounts,
     VersionSummary,
 )
 from turngate.verdict.confirm import (
-    ALPHA,
-    ALPHA_ONE_STAGE,
     ANY,
     Counts,
     Judged,
+    RowEvidence,
+    RowStop,
+    TotalEvidence,
     accepted_units,
     aggregate_p,
     confirm_seeds,
@@ -46,15 +52,11 @@ from turngate.verdict.confirm import (
     screen,
     unit_label,
 )
+from turngate.verdict.policy import DEFAULT, GatePolicy
 from turngate.verdict.reference import PRIOR, Reference
 from turngate.verdict.stats import beta_binomial_pmf, sum_upper_tails
 
 EXIT_PASS, EXIT_FAIL, EXIT_UNJUDGED = 0, 1, 2
-# the gate_bar shown: the mean the summed-failures test alone calls a drop at this level (a total
-# is flagged for reruns more liberally, at SCREEN_P_AGG, and on either of its two statistics)
-ALPHA_MEANS = 0.1
-ALPHA_ROWS = ALPHA_RUNS = ALPHA  # the confirmation family's level (names kept for old callers)
-ROW_P_CAP = 0.05
 _T = TypeVar("_T", bound=Tally)
 
 
@@ -68,9 +70,6 @@ class ScorerResult(BaseModel):
     p_value: float | None = None  # one-sided: this many failures or more under the accepted rates
     ok: bool | None = None  # None: nothing to check (n/a) or not judged
     reason: str | None = None
-
-
-RegressedRow = FlaggedRow  # the name earlier versions used
 
 
 class Verdict(StoredVerdict):
@@ -121,11 +120,11 @@ def mean_test(name: str, cells: dict[str, dict[str, CellCounts]], reference: Ref
             "gate_bar": 1 - (k_crit - 1) / applicable, "mean": 1 - failed / applicable}
 
 
-def runs_test(summary: Tally, reference: Reference, trials: int, alpha: float = ALPHA_ONE_STAGE) -> dict | None:
+def runs_test(summary: Tally, reference: Reference, trials: int, alpha: float = DEFAULT.alpha_one_stage) -> dict | None:
     """The failing-runs total on its own: the runs that failed some scorer, summed over the rows
     the reference holds, against the exact Beta-binomial sum of their accepted rates. 'worse'
     means p <= alpha (default: what would fail a gate judged in one stage); the gate itself
-    flags the total at SCREEN_P_AGG, reruns its rows and decides on the reruns."""
+    flags the total at the policy's screen_p_agg, reruns its rows and decides on the reruns."""
     failed_runs = {rid: v for rid, v in summary.failed_runs.items() if rid in reference.rows}
     if not failed_runs:
         return None
@@ -155,73 +154,87 @@ def _without(part: _T, unknown: set[str]) -> _T:
     return part.model_copy(update={"cells": cells, "failed_runs": failed_runs})
 
 
-def _counts_text(c: dict) -> str:
-    return f"{c['failed']}/{c['runs']}"  # the judged detail of turngate/verdict/confirm.py, plain dicts
+def _counts_text(c: Counts) -> str:
+    return f"{c.failed}/{c.applicable}"
+
+
+def _units(counts: dict[str, Counts]) -> dict[str, UnitCounts]:
+    return {u: UnitCounts(failed=c.failed, runs=c.applicable) for u, c in counts.items()}
 
 
 def _flagged(x: Judged) -> FlaggedRow:
     """One flagged row or aggregate as a verdict line: what the accepted run, this gate and the
     reruns each showed, and the p that decided."""
-    d = x.detail
-    if x.kind == "row":
+    e = x.evidence
+    if isinstance(e, RowEvidence):
         per = []
         for u in x.units:
-            part = f"{unit_label(u)} failed {_counts_text(d['accepted'][u])} accepted, {_counts_text(d['first'][u])} now"
-            if u in d["reruns"]:
-                part += f", {_counts_text(d['reruns'][u])} on reruns"
+            part = f"{unit_label(u)} failed {_counts_text(e.accepted[u])} accepted, {_counts_text(e.first[u])} now"
+            if u in e.reruns:
+                part += f", {_counts_text(e.reruns[u])} on reruns"
             per.append(part)
         text = f"{x.key}: " + "; ".join(per)
         text += f" (p = {_p(x.p2)})" if x.p2 is not None else f" (p = {_p(x.p1)}, no reruns)"
-        if x.status == "regressed":
+        if x.status == FlagStatus.REGRESSED:
             text = "row regressed: " + text
-        elif x.status == "insufficient data" and x.p2 is not None:
+        elif x.status == FlagStatus.INSUFFICIENT and x.p2 is not None:
             text += ": even failing every rerun could not confirm against the accepted rate"
-        return FlaggedRow(row_id=x.key, status=x.status, scorers=list(x.units), accepted=d["accepted"],
-                          first=d["first"], reruns=d["reruns"], p_first=x.p1, p_value=x.p2, line=text)
+        return FlaggedRow(row_id=x.key, kind=FlagKind.ROW, status=x.status, scorers=list(x.units),
+                          accepted=_units(e.accepted), first=_units(e.first), reruns=_units(e.reruns),
+                          p_first=x.p1, p_value=x.p2, line=text)
     what = unit_label(x.key)
-    first, rr = d["first"], d["reruns"]
-    if d.get("pooled"):
+    first = UnitCounts(failed=e.first_failed, expected=round(e.first_expected, 2))
+    rr = UnitCounts(failed=e.reruns.failed, runs=e.reruns.applicable, expected=round(e.reruns_expected, 2))
+    if e.pooled:
         text = f"{what}: the reruns of the flagged rows, pooled"
     else:
-        text = (f"{what}: {first['failed']} failure(s) now where the accepted run makes {first['expected']:g} "
+        text = (f"{what}: {first.failed} failure(s) now where the accepted run makes {first.expected:g} "
                 f"likely (p = {_p(x.p1)})")
     if x.p2 is not None:
-        text += (f"; reruns of {d.get('rerun_rows', len(d['rows']))} row(s): {rr['failed']}/{rr['runs']} failed, {rr['expected']:g} "
-                 f"expected" + (f" (p = {_p(d['p_reruns'])}; with stage 1, p = {_p(x.p2)})"
-                                if d.get("p_reruns") is not None else f" (p = {_p(x.p2)})"))
-    if d["rows"]:
-        text += " [" + ", ".join(d["rows"][:3]) + (f" +{len(d['rows']) - 3}" if len(d["rows"]) > 3 else "") + "]"
-    if x.status == "regressed":
+        text += (f"; reruns of {e.rerun_rows} row(s): {rr.failed}/{rr.runs} failed, {rr.expected:g} "
+                 f"expected" + (f" (p = {_p(e.p_reruns)}; with stage 1, p = {_p(x.p2)})"
+                                if e.p_reruns is not None else f" (p = {_p(x.p2)})"))
+    if e.rows:
+        text += " [" + ", ".join(e.rows[:3]) + (f" +{len(e.rows) - 3}" if len(e.rows) > 3 else "") + "]"
+    if x.status == FlagStatus.REGRESSED:
         text = ("failing runs: " if x.key == ANY else "scorer worse: ") + text
-    return FlaggedRow(row_id=x.key, kind="aggregate", status=x.status, scorers=[x.key], accepted={},
-                      first=first, reruns=rr, p_first=x.p1, p_value=x.p2, rows=d["rows"], line=text)
+    return FlaggedRow(row_id=x.key, kind=FlagKind.AGGREGATE, status=x.status, scorers=[x.key], accepted={},
+                      first=first, reruns=rr, p_first=x.p1, p_value=x.p2, rows=e.rows, line=text)
 
 
-def headline(reasons: list[str]) -> str:
-    """`FAIL: 2 rows regressed, 1 scorer below its bar`: what the reasons below it add up to."""
-    kinds = {"row regressed": ("row regressed", "rows regressed"),
-             "bar": ("scorer below its bar", "scorers below their bars"),
-             "scorer worse": ("scorer worse on reruns", "scorers worse on reruns"),
-             "failing runs": ("rise in failing runs", "rises in failing runs"),
-             "regression rule": ("scorer significantly worse than the baseline",
-                                 "scorers significantly worse than the baseline")}
-    counts: dict[str, int] = {}
-    for r in reasons:
-        key = next((k for k in ("row regressed", "scorer worse", "failing runs", "regression rule") if r.startswith(k)),
-                   "bar" if " < bar " in r else "other")
-        counts[key] = counts.get(key, 0) + 1
-    parts = [f"{n} {kinds[k][n != 1]}" if k in kinds else f"{n} other reason(s)" for k, n in counts.items()]
-    return "FAIL: " + ", ".join(parts)
+_HEADLINE = {FindingKind.ROW: ("row regressed", "rows regressed"),
+             FindingKind.BAR: ("scorer below its bar", "scorers below their bars"),
+             FindingKind.SCORER: ("scorer worse on reruns", "scorers worse on reruns"),
+             FindingKind.FAILING_RUNS: ("rise in failing runs", "rises in failing runs"),
+             FindingKind.BASELINE: ("scorer significantly worse than the baseline",
+                                    "scorers significantly worse than the baseline")}
+
+
+def headline(findings: list[Finding]) -> str:
+    """`FAIL: 2 rows regressed, 1 scorer below its bar`: what the findings add up to, counted
+    by kind in the order each kind first appears."""
+    counts: dict[FindingKind, int] = {}
+    for f in findings:
+        counts[f.kind] = counts.get(f.kind, 0) + 1
+    return "FAIL: " + ", ".join(f"{n} {_HEADLINE[k][n != 1]}" for k, n in counts.items())
+
+
+def _finding(x: FlaggedRow) -> Finding:
+    """A confirmed flag as a reason of the verdict."""
+    kind = (FindingKind.ROW if x.kind == FlagKind.ROW else
+            FindingKind.FAILING_RUNS if x.row_id == ANY else FindingKind.SCORER)
+    return Finding(kind=kind, subject=x.row_id, text=x.line, p_value=x.p_value)
 
 
 def decide(subject: Record | VersionSummary | None, reference: Reference | None = None,
            registry: dict | None = None, *, comparison: dict | None = None, fail_on_regression: bool = False,
-           interrupted: bool = False, alpha_means: float = ALPHA_MEANS) -> Verdict:
+           interrupted: bool = False, policy: GatePolicy = DEFAULT) -> Verdict:
     """The verdict on one version's summary, or on a Record's candidate (an interrupted record
     is not judged). None: no summary (nothing ran).
 
     registry: name -> ScorerSpec with bars (turngate.scoring.scorers.registry); None judges no bars
-    (compare.py: only the comparison decides). reference: the accepted run, or None (bars only)."""
+    (compare.py: only the comparison decides). reference: the accepted run, or None (bars only).
+    policy: the decision rule's knobs (turngate/verdict/policy.py)."""
     if isinstance(subject, Record):
         interrupted = interrupted or subject.meta.interrupted
         summary = subject.summary.get(subject.meta.version)
@@ -240,12 +253,12 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
             summary.confirmation = _without(summary.confirmation, unknown)
     cells, failed_runs = summary.cells, summary.failed_runs
     trials = summary.trials or 1
-    reasons: list[str] = []
+    findings: list[Finding] = []
+    bar_findings: dict[str, Finding] = {}  # scorer -> its bar breach, while the reruns may still overrule it
     notes: list[str] = []
     unjudged: list[str] = []
     results: dict[str, ScorerResult] = {}
     names = list(summary.scorers)
-    per_scorer_alpha = alpha_means  # the gate_bar shown (ALPHA_MEANS)
     if registry is not None:
         unjudged += [f"{n}: no bar" for n in names if n not in registry]
         unjudged += [f"{n}: no verdicts" for n in registry if n not in summary.scorers]
@@ -262,64 +275,68 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
             r.ok = s.mean >= bar - 1e-12 if bar is not None else None
             if r.ok is False:
                 r.reason = f"{name}: mean {s.mean:.3f} < bar {bar:.2f}"
-            if reference is not None and (t := mean_test(name, cells, reference, per_scorer_alpha)):
+                bar_findings[name] = Finding(kind=FindingKind.BAR, subject=name, text=r.reason, mean=s.mean, bar=bar)
+                findings.append(bar_findings[name])
+            if reference is not None and (t := mean_test(name, cells, reference, policy.alpha_means)):
                 # shown, not decided here: a significant drop is a screen (stage 1) that the
                 # reruns must confirm (the aggregate flags below)
                 r.gate_bar, r.accepted, r.p_value = t["gate_bar"], t["accepted"], t["p_value"]
-        if r.reason:
-            reasons.append(r.reason)
         results[name] = r
     flagged: list[FlaggedRow] = []
     confirmation = summary.confirmation
     if reference is not None and registry is not None:
         below = {n for n, r in results.items() if r.ok is False}
-        found = screen(cells, failed_runs, reference, trials, below)
+        found = screen(cells, failed_runs, reference, trials, below, policy)
         judged = judge(found, reference, confirmation.cells if confirmation else None,
-                       confirmation.failed_runs if confirmation else None)
+                       confirmation.failed_runs if confirmation else None, policy)
         # a pooled total was not flagged by anything: it is news only when it confirms, and only
         # when it is more than the rows that regressed on their own
-        regressed_rows = {x.key for x in judged if x.kind == "row" and x.status == "regressed"}
+        regressed_rows = {x.key for x in judged if x.kind == FlagKind.ROW and x.status == FlagStatus.REGRESSED}
         flagged = [_flagged(x) for x in judged
-                   if not (x.detail.get("pooled") and (x.status != "regressed" or set(x.detail["rows"]) <= regressed_rows))]
+                   if not (isinstance(x.evidence, TotalEvidence) and x.evidence.pooled
+                           and (x.status != FlagStatus.REGRESSED or set(x.evidence.rows) <= regressed_rows))]
         for x in flagged:
-            bar = x.kind == "aggregate" and x.row_id in below
-            if bar and confirmation is not None and x.p_value is not None and x.status != "regressed":
+            bar = x.kind == FlagKind.AGGREGATE and x.row_id in below
+            if bar and confirmation is not None and x.p_value is not None and x.status != FlagStatus.REGRESSED:
                 # a bar breached at stage 1 whose rows pass on reruns as accepted: a fluke, not a red light
                 r = results[x.row_id]
-                reasons.remove(r.reason)
+                findings.remove(bar_findings.pop(x.row_id))
                 r.ok, x.line = None, f"{r.reason} at stage 1, not confirmed: {x.line}"
                 r.reason = None
             elif bar:
-                if x.status == "regressed":
+                if x.status == FlagStatus.REGRESSED:
                     r, rr = results[x.row_id], x.reruns
                     confirmed = (f"{r.reason}, confirmed on reruns of {len(x.rows)} row(s): {rr.failed}/{rr.runs} "
                                  f"failed, {rr.expected:g} expected (p = {_p(x.p_value)})") if rr.runs else r.reason
                     if x.rows:
                         confirmed += " [" + ", ".join(x.rows[:3]) + (f" +{len(x.rows) - 3}" if len(x.rows) > 3 else "") + "]"
-                    reasons[reasons.index(r.reason)] = r.reason = confirmed
-                x.status = "regressed"  # a breach with nothing to confirm it by stands (fail closed)
-            elif x.status == "regressed":
-                if x.kind == "aggregate" and x.rows and set(x.rows) <= {y.row_id for y in flagged
-                                                                        if y.kind == "row" and y.status == "regressed"}:
+                    f = bar_findings[x.row_id]
+                    f.text = r.reason = confirmed
+                    f.p_value = x.p_value
+                x.status = FlagStatus.REGRESSED  # a breach with nothing to confirm it by stands (fail closed)
+            elif x.status == FlagStatus.REGRESSED:
+                if x.kind == FlagKind.AGGREGATE and x.rows and set(x.rows) <= {
+                        y.row_id for y in flagged if y.kind == FlagKind.ROW and y.status == FlagStatus.REGRESSED}:
                     continue  # pooled over rows that each regressed: said once, per row
-                reasons.append(x.line)
-                if x.kind == "aggregate" and x.row_id in results:
+                findings.append(_finding(x))
+                if x.kind == FlagKind.AGGREGATE and x.row_id in results:
                     results[x.row_id].ok = False
         if found.family and confirmation is None:
             why = summary.confirm_skipped or "--no-confirm, or a regrade"
             notes.append(f"no confirmation reruns ({why}): flagged rows were judged on this gate's runs alone "
-                         f"(Bonferroni over {found.candidates} tests at {ALPHA_ONE_STAGE:g})")
+                         f"(Bonferroni over {found.candidates} tests at {policy.alpha_one_stage:g})")
         if confirmation is not None:
             notes.append(f"confirmation: {confirmation.rows} flagged row(s) rerun on fresh seeds, "
                          f"{confirmation.runs} runs"
                          + (f" (+{confirmation.share:.0%} of the gate's runs)" if confirmation.share else ""))
         for x in flagged:
-            if x.status != "regressed":
+            if x.status != FlagStatus.REGRESSED:
                 notes.append(f"{x.status}: {x.line}")
     if comparison is not None and fail_on_regression:
-        from turngate.verdict.comparison import regressions
+        from turngate.verdict.comparison import worse_scorers
 
-        reasons += regressions(comparison)
+        findings += [Finding(kind=FindingKind.BASELINE, subject=name, text=text, p_value=p)
+                     for name, text, p in worse_scorers(comparison)]
     scope = []
     if registry is not None:
         scope.append("every scorer at or above its bar")
@@ -331,8 +348,9 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
     if unjudged:
         return Verdict(exit_code=EXIT_UNJUDGED, line="cannot judge: " + "; ".join(unjudged), reasons=unjudged,
                        scorers=results, notes=notes)
-    if reasons:
-        code, line = EXIT_FAIL, "\n".join([headline(reasons)] + reasons)
+    reasons = [f.text for f in findings]
+    if findings:
+        code, line = EXIT_FAIL, "\n".join([headline(findings)] + reasons)
     elif comparison is not None and registry is None and not fail_on_regression:
         from turngate.verdict.comparison import regressions
 
@@ -344,27 +362,58 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
         code, line = EXIT_PASS, "PASS: " + ("; ".join(scope) or "nothing to judge against")
     if registry is not None and reference is None:
         notes.append("no reference: judged by the bars only")
-    return Verdict(exit_code=code, line=line, reasons=reasons, scorers=results, notes=notes,
-                   regressed=[x for x in flagged if x.status == "regressed"],
-                   flaky=[x for x in flagged if x.status == "flaky"],
-                   insufficient=[x for x in flagged if x.status == "insufficient data"],
+    return Verdict(exit_code=code, line=line, reasons=reasons, findings=findings, scorers=results, notes=notes,
+                   regressed=[x for x in flagged if x.status == FlagStatus.REGRESSED],
+                   flaky=[x for x in flagged if x.status == FlagStatus.FLAKY],
+                   insufficient=[x for x in flagged if x.status == FlagStatus.INSUFFICIENT],
                    confirmation=confirmation)
 
 
-def plan_reruns(summary: VersionSummary | None, reference: Reference | None, seeds: list[int], *,
-                fixed: int | None = None, below_bar: Iterable[str] = ()) -> dict[str, list[int]]:
-    """Stage 2's plan: row id -> the fresh seeds to rerun it on, from stage 1's numbers, as
-    decide() will judge them (the same scorers left out, the same screen). Empty: nothing flagged."""
+def _screened(summary: VersionSummary | None, reference: Reference | None, below_bar: Iterable[str],
+              policy: GatePolicy):
     if reference is None or summary is None or not summary.runs:
-        return {}
+        return None
     if unknown := set(summary.scorers) - reference.scorers():
         summary = _without(summary, unknown)
-    found = screen(summary.cells, summary.failed_runs, reference, summary.trials or 1, set(below_bar))
-    if not found.reruns:
+    return screen(summary.cells, summary.failed_runs, reference, summary.trials or 1, set(below_bar), policy)
+
+
+def plan_reruns(summary: VersionSummary | None, reference: Reference | None, seeds: list[int], *,
+                fixed: int | None = None, below_bar: Iterable[str] = (), policy: GatePolicy = DEFAULT) -> dict[str, list[int]]:
+    """Stage 2's plan: row id -> the fresh seeds to rerun it on (the most it may need: a row in
+    rerun_stops() stops early), from stage 1's numbers, as decide() will judge them (the same
+    scorers left out, the same screen). Empty: nothing flagged. fixed: K reruns of every flagged row."""
+    found = _screened(summary, reference, below_bar, policy)
+    if found is None or not found.reruns:
         return {}
     ks = {rid: fixed or k for rid, k in found.reruns.items()}
     fresh = confirm_seeds(seeds, set(seeds) | set(reference.seeds), max(ks.values()))
     return {rid: fresh[:k] for rid, k in sorted(ks.items())}
+
+
+def rerun_stops(summary: VersionSummary | None, reference: Reference | None, *, fixed: int | None = None,
+                below_bar: Iterable[str] = (), policy: GatePolicy = DEFAULT) -> dict[str, RowStop]:
+    """The planned rows whose reruns stop once they cannot be confirmed (confirm.RowStop); none
+    with a fixed K (--confirm K)."""
+    found = _screened(summary, reference, below_bar, policy)
+    return {} if found is None or fixed else dict(found.stops)
+
+
+def rerun_outcomes(runs: list, reference: Reference) -> list[dict[str, Counts]]:
+    """Each rerun's failures per unit (the scorers the reference holds, and ANY), in the order given."""
+    known = reference.scorers()
+    out = []
+    for r in runs:
+        units = {n: Counts(int(v.passed is False), int(v.passed is not None)) for n, v in r.verdicts.items()
+                 if n in known}
+        units[ANY] = Counts(int(any(c.failed for c in units.values())), 1)
+        out.append(units)
+    return out
+
+
+def reruns_needed(stop: RowStop, runs: list, reference: Reference) -> int:
+    """How many of its planned reruns a row in rerun_stops() needs, given the ones made (in plan order)."""
+    return stop.needed(rerun_outcomes(runs, reference))
 
 
 def apply(summary: VersionSummary, verdict: Verdict) -> None:
