@@ -173,7 +173,10 @@ def rerun_plan(record: Record, reference) -> dict[str, list[int]]:
         return {}
     bars = record.meta.thresholds
     cand = summarise(record.runs_for(record.meta.version), record.row_by_id(), bars, record.meta.trials)
-    return plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars))
+    from turngate.verdict.rule import policy_of
+
+    return plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars),
+                       policy=policy_of(record.meta))
 
 
 def run_reruns(a: argparse.Namespace, record: Record, reference, out: Path) -> bool:

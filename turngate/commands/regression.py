@@ -105,6 +105,9 @@ def parser() -> argparse.ArgumentParser:
                       help="rerun each flagged row K times on fresh seeds (default: K chosen per row, 3-20 at one trial, up to 60 at five or more)")
     conf.add_argument("--no-confirm", action="store_true",
                       help="no confirmation reruns: flagged rows are judged on this gate's runs alone (stricter, blinder)")
+    p.add_argument("--rerun-budget", type=budget, metavar="SHARE",
+                   help="reruns for scorers' totals (diffuse changes: a hotter model, a safety switch off) up to "
+                        "this share of the gate's runs (default 0.05; 'none': no cap; see docs/gate.md#the-policy)")
     p.add_argument("--shard", metavar="K/N",
                    help="run shard K of N: a cost-balanced part of the rows, every seed (merge with `evals merge`)")
     p.add_argument("--fault", action="append", metavar="KIND[:ARG]",
@@ -205,13 +208,26 @@ def print_plan(pairs: list, agents: list, out_dir: str | Path, settings: Setting
         console.print(line, markup=False, highlight=False)
 
 
+def budget(text: str) -> float:
+    """--rerun-budget: a share of the gate's runs (0 or more), or none (no cap)."""
+    if text.strip().lower() in ("none", "inf"):
+        return float("inf")
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: a share of the gate's runs (0.05, 0.5, 2) or none")
+    return value
+
+
 def cache_line(st: dict) -> str:
     return f"model calls: {st['model_calls_made']} made, {st['served_from_cache']} served from cache"
 
 
 # Flags that define a run; --resume takes them from the results file and refuses them here.
 RUN_FLAGS = ("agent", "version", "baseline", "dataset", "dataset_id", "only", "tags", "limit", "trials", "seeds",
-             "confirm", "no_confirm",
+             "confirm", "no_confirm", "rerun_budget",
              "reference", "no_reference",
              "parallelism", "model", "judge", "timeout", "max_retries", "transport", "thresholds", "workers",
              "fault", "judge_timeout", "redact_results", "shard")
@@ -397,7 +413,7 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
                         judge_timeout=a.judge_timeout, faults=faults, fault_specs=a.fault or [],
                         workers=a.workers, executor=a.executor,
                         cache_path=a.cache if in_workers(a.workers, a.executor) else None,
-                        confirm=not a.no_confirm, confirm_k=a.confirm)
+                        confirm=not a.no_confirm, confirm_k=a.confirm, rerun_budget=a.rerun_budget)
     gate = prepare(agents, source_for(a.dataset, a.dataset_id), settings, load_thresholds(a.thresholds), argv,
                    reference_path=None if a.no_reference else a.reference, explicit_reference=explicit_reference,
                    thresholds_path=a.thresholds, selection={"only": a.only, "tags": a.tags, "limit": a.limit},

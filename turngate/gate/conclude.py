@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from turngate.verdict.decide import Verdict, apply, decide, job_label, stored
 from turngate.verdict.reference import Reference
+from turngate.verdict.rule import policy_of
 
 
 def add_judge_correction(record) -> str | None:
@@ -70,11 +71,13 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
     if record.meta.baseline:
         record.comparison = compare(record.runs_for(record.meta.baseline), record.runs_for(record.meta.version),
                                     list(registry), baseline=record.meta.baseline, candidate=record.meta.version)
-    verdict = decide(cand, reference, registry, comparison=record.comparison, fail_on_regression=fail_on_regression)
+    policy = policy_of(record.meta)
+    verdict = decide(cand, reference, registry, comparison=record.comparison, fail_on_regression=fail_on_regression,
+                     policy=policy)
     apply(cand, verdict)
     if record.meta.baseline:
         base = record.summary[record.meta.baseline]
-        apply(base, decide(base, reference, registry))
+        apply(base, decide(base, reference, registry, policy=policy))
     print_summary(cand, job_label(record, record.meta.version))
     if warning:
         console.print(f"[yellow]warning:[/] {warning}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from turngate.record.results import Meta, Record
+from turngate.verdict.rule import policy_of
 
 
 def fail_on_regression(meta: Meta) -> bool:
@@ -125,6 +126,7 @@ def confirm_problem(record: Record, reference: Any, *, summary: Any = None) -> s
     from collections import Counter
 
     from turngate.verdict.decide import plan_reruns, rerun_stops, reruns_needed
+    from turngate.verdict.rule import policy_of
     from turngate.verdict.summary import summarise
 
     conf, m = record.meta.confirm, record.meta
@@ -140,10 +142,12 @@ def confirm_problem(record: Record, reference: Any, *, summary: Any = None) -> s
     if (cand := summary) is None:
         cand = summarise([r for r in runs if r.version == m.version and r.stage == "gate"], record.row_by_id(),
                          bars, m.trials)
-    plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars))
+    policy = policy_of(m)
+    plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars),
+                       policy=policy)
     if {k: sorted(v) for k, v in (conf.get("rows") or {}).items()} != {k: sorted(v) for k, v in plan.items()}:
         return "meta.confirm.rows is not the plan its planned runs call for"
-    stops = rerun_stops(cand, reference, fixed=conf.get("k"), below_bar=cand.below(bars))
+    stops = rerun_stops(cand, reference, fixed=conf.get("k"), below_bar=cand.below(bars), policy=policy)
     want: Counter = Counter()
     by_key = {(r.row_id, r.trial): r for r in runs if r.stage == "confirm" and r.version == m.version}
     for rid, seeds in plan.items():
@@ -203,7 +207,7 @@ def recompute(record: Record, path: Any = None, reference: Any = False, referenc
                                     list(registry or cand.scorers), baseline=m.baseline, candidate=m.version)
     against = own if reference is False else reference
     verdict = decide(cand, against, registry, comparison=record.comparison,
-                     fail_on_regression=fail_on_regression(m))
+                     fail_on_regression=fail_on_regression(m), policy=policy_of(m, path))
     if reference is not False:
         verdict.notes.append(f"judged against {reference_label or '--reference'}"
                              + ("" if reference is not None else ": none of its rows apply, by the bars only")
@@ -211,7 +215,7 @@ def recompute(record: Record, path: Any = None, reference: Any = False, referenc
     apply(cand, verdict)
     if m.baseline:
         base = record.summary[m.baseline]
-        apply(base, decide(base, against, registry))
+        apply(base, decide(base, against, registry, policy=policy_of(m, path)))
     record.verdict = stored(verdict)
     return verdict
 

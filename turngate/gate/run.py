@@ -101,10 +101,19 @@ def new_record(agents: list[AgentSpec], loaded: Loaded, rows: list[Row], setting
                 judge_timeout=settings.judge_timeout, workers=settings.workers,
                 faults=list(settings.fault_specs), thresholds_path=thresholds_path, selection=selection or {},
                 confirm={"enabled": settings.confirm, "k": settings.confirm_k}, redacted=redacted,
-                judged_with=judged_with(),
+                judged_with=judged_with(policy=policy_for(settings)),
                 dataset_rows=dataset_index([r.model_dump(mode="json", exclude_unset=True) for r in loaded.rows],
                                            redacted))
     return Record(meta=meta, rows=[r.model_dump(mode="json", exclude_unset=True) for r in rows])
+
+
+def policy_for(settings: Settings) -> Any:
+    """The GatePolicy a gate run with these settings is judged by (the default, or its --rerun-budget)."""
+    from dataclasses import replace as with_knob
+
+    from turngate.verdict.policy import DEFAULT
+
+    return DEFAULT if settings.rerun_budget is None else with_knob(DEFAULT, rerun_budget=settings.rerun_budget)
 
 
 def agents_from_meta(meta: Meta) -> list[AgentSpec]:
@@ -206,14 +215,17 @@ async def confirm_async(record: Record, reference: Any, settings: Settings, path
     cost are stored in meta.confirm, and only (row, seed) pairs not yet run are run, so a resumed
     record finishes the same plan. False: interrupted."""
     from turngate.verdict.decide import plan_reruns, rerun_stops, reruns_needed
+    from turngate.verdict.rule import policy_of
 
     conf = record.meta.confirm
     if not conf or not conf.get("enabled"):
         return True
     bars = record.meta.thresholds
     cand = summarise(record.runs_for(record.meta.version), record.row_by_id(), bars, record.meta.trials)
-    plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars))
-    stops = rerun_stops(cand, reference, fixed=conf.get("k"), below_bar=cand.below(bars))
+    policy = policy_of(record.meta)
+    plan = plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars),
+                       policy=policy)
+    stops = rerun_stops(cand, reference, fixed=conf.get("k"), below_bar=cand.below(bars), policy=policy)
     conf["rows"] = plan
     rows = {r["id"]: r for r in record.rows}
 
@@ -348,7 +360,7 @@ def keep_reference(record: Record, reference: Any, path: str | Path | None) -> N
     scorer's cells) and today's rule: its readers judge it from that copy, never from the file."""
     import hashlib
 
-    from turngate.verdict.rule import judged_with
+    from turngate.verdict.rule import judged_with, policy_of
 
     copy = None
     if reference is not None:
@@ -360,7 +372,7 @@ def keep_reference(record: Record, reference: Any, path: str | Path | None) -> N
             source = {"path": str(path), "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
         except OSError:
             source = {"path": str(path)}
-    record.meta.judged_with = judged_with(copy, source)
+    record.meta.judged_with = judged_with(copy, source, policy=policy_of(record.meta))
 
 
 __all__ = ["keep_reference", "DEFAULT_AGENT", "DEFAULT_DATASET", "AgentSpec", "agents_for", "agents_from_meta", "confirm",

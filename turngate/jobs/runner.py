@@ -46,6 +46,7 @@ class Settings:
     cache_stats: dict | None = None  # filled by run_plan when workers served from the cache
     confirm: bool = True  # stage 2: rerun flagged rows on fresh seeds (turngate/verdict/confirm.py)
     confirm_k: int | None = None  # reruns per flagged row; None: chosen per row by the design
+    rerun_budget: float | None = None  # GatePolicy.rerun_budget (--rerun-budget); None: the policy's default
     pool: object | None = None  # an executor to reuse across runs (turngate/jobs/executors.py); else run_plan makes one
 
 

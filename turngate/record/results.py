@@ -104,8 +104,8 @@ class JudgedWith(BaseModel):
     """What a record was judged with (results@5), so that every reader re-judges it from the
     record alone: a later calibration, or a moved or deleted reference file, changes nothing."""
     model_config = ConfigDict(extra="forbid")
-    rule: int  # the decision rule's version (turngate/verdict/rule.py)
-    policy: dict[str, int | float]  # that rule's constants, as they were
+    rule: int  # the decision rule's number (turngate/verdict/policy.py RULE)
+    policy: dict[str, int | float | None]  # that rule's knobs, as they were (a GatePolicy; null: no cap)
     # the accepted run's counts it was judged against (a turngate.verdict.reference.Reference): the
     # rows of its dataset selection, every scorer's cells (all count in a row's "some scorer" unit)
     reference: dict[str, Any] | None = None

@@ -85,16 +85,24 @@ class GatePolicy:
                                  "scorer against the baseline, Holm family-wise at this level",
                                  "the conventional level for a paired two-version comparison", _S2)
 
-    def as_dict(self) -> dict[str, float | int]:
-        return asdict(self)
+    def as_dict(self) -> dict[str, float | int | None]:
+        """As JSON holds it: no cap (inf) is null."""
+        return {k: None if v == float("inf") else v for k, v in asdict(self).items()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GatePolicy:
         """A stored policy; a knob it does not name takes today's default (it was added later)."""
-        names = {f.name for f in fields(cls)}
-        if unknown := sorted(set(data) - names):
+        names = {f.name: f for f in fields(cls)}
+        if unknown := sorted(set(data) - set(names)):
             raise ValueError(f"unknown gate policy knob(s): {', '.join(unknown)}")
-        return cls(**{k: v for k, v in data.items() if k in names})
+        out = {}
+        for k, v in data.items():
+            v = float("inf") if v is None and k == "rerun_budget" else v
+            kind = int if isinstance(getattr(DEFAULT, k), int) else float
+            if isinstance(v, bool) or not isinstance(v, int | float) or (kind is int and not float(v).is_integer()):
+                raise ValueError(f"gate policy knob {k}: {v!r} is not a number of its kind")
+            out[k] = kind(v)
+        return cls(**out)
 
     @property
     def false_alarm_bound(self) -> float:
