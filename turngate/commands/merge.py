@@ -251,6 +251,10 @@ def _finish(a: argparse.Namespace, record: Record, reference, missing: set, out:
     console.print(head, markup=False, highlight=False)
     for line in rest:
         console.print(line, markup=False, highlight=False)
+    from turngate.gate.sight import line as sight_line
+
+    if said := sight_line(verdict.sensitivity):
+        console.print(said, markup=False, highlight=False)
     _outputs(a, record, verdict, out)
     console.print(f"results: {out}", markup=False, highlight=False)
     return verdict.exit_code

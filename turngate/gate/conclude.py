@@ -69,6 +69,9 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
                                     list(registry), baseline=record.meta.baseline, candidate=record.meta.version)
     verdict = decide(cand, reference, registry, comparison=record.comparison, fail_on_regression=fail_on_regression)
     apply(cand, verdict)
+    from turngate.gate.sight import of_record
+
+    verdict.sensitivity = of_record(record, reference)  # what this gate could see (turngate/gate/sight.py)
     if record.meta.baseline:
         base = record.summary[record.meta.baseline]
         apply(base, decide(base, reference, registry))
@@ -91,6 +94,10 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
     console.print(f"[bold {colour}]{escape(head)}[/]")
     for line in rest:
         console.print(line, markup=False, highlight=False)
+    from turngate.gate.sight import line as sight_line
+
+    if said := sight_line(verdict.sensitivity):
+        console.print(said, markup=False, highlight=False)
     if report:
         from turngate.output.html_report import write_report
 

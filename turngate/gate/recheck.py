@@ -119,6 +119,10 @@ def recompute(record: Record, path: Any = None):
     verdict = decide(cand, reference, registry, comparison=record.comparison,
                      fail_on_regression=fail_on_regression(m))
     apply(cand, verdict)
+    if registry is not None:  # a gate's verdict: what it could see, as the gate stated it (turngate/gate/sight.py)
+        from turngate.gate.sight import of_record
+
+        verdict.sensitivity = of_record(record, reference)
     if m.baseline:
         base = record.summary[m.baseline]
         apply(base, decide(base, reference, registry))
