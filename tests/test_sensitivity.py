@@ -180,3 +180,17 @@ def test_the_fewest_flips_needed_follow_from_the_exact_test_and_holm():
     (x,) = [p for p in pair_power(compare_runs(base, cand, ["refund_outcome", "policy_judge"], baseline="v2",
                                                 candidate="v3")) if p.scorer == "refund_outcome"]
     assert (x.pass_to_fail, x.judged, x.needed) == (3, False, 6)
+
+
+def test_the_dataset_order_of_the_rows_does_not_change_the_statement(reference):
+    rows = list(reference.rows)
+    assert sensitivity(reference, 1, BARS, rows=rows[::-1], gates=5) == sensitivity(reference, 1, BARS, rows=rows,
+                                                                                      gates=5)
+
+
+def test_the_docs_table_is_what_the_statement_says(reference):
+    """docs/gate.md "What this gate could see": its one-trial row, at the default number of gates."""
+    line = next(x for x in (REPO / "docs" / "gate.md").read_text().splitlines() if x.startswith("| 1 | as planned |"))
+    s = sensitivity(reference, 1, BARS)
+    assert line.split(" | ")[2:5] == [f"{b.caught}/{b.gates}" for b in s.breaks]
+    assert f"a row that now fails half its runs: {s.breaks[1].rate:.0%}" in (REPO / "docs" / "gate.md").read_text()

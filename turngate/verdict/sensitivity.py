@@ -216,7 +216,8 @@ def sensitivity(reference: Reference | None, trials: int, bars: dict[str, float]
     if reference is None:
         return Sensitivity(line="what this gate could see: not simulated (no reference: the bars alone judge)",
                            trials=trials, reruns=confirm, seed=seed)
-    keep = [rid for rid in (rows if rows is not None else list(reference.rows)) if rid in reference.rows]
+    wanted = set(rows) if rows is not None else set(reference.rows)
+    keep = [rid for rid in reference.rows if rid in wanted]  # the reference's order: not the dataset's
     ref = reference.model_copy(update={"rows": {rid: reference.rows[rid] for rid in keep}})
     if unbarred := ref.scorers() - set(bars):  # scorers this gate does not run: not in its runs either
         ref = ref.without_scorers(unbarred)
