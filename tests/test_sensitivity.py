@@ -194,3 +194,34 @@ def test_the_docs_table_is_what_the_statement_says(reference):
     s = sensitivity(reference, 1, BARS)
     assert line.split(" | ")[2:5] == [f"{b.caught}/{b.gates}" for b in s.breaks]
     assert f"a row that now fails half its runs: {s.breaks[1].rate:.0%}" in (REPO / "docs" / "gate.md").read_text()
+
+
+def test_merged_shards_state_what_the_whole_gate_could_see(tmp_path, capsys, monkeypatch):
+    from turngate.commands import merge
+
+    summary = tmp_path / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    base = ["--version", "v3", "--only", "status", "eta", "refund_ok", "refund_expired", "--no-upload", "--quiet"]
+    assert regression.main([*base, "--out", str(tmp_path / "full")]) == 0
+    whole = load_record(next((tmp_path / "full").glob("v3*.json"))).verdict.sensitivity
+    assert whole.rows == 4 and f"**What this verdict could see**: {whole.line}" in summary.read_text()
+    for k in (1, 2):
+        regression.main([*base, "--shard", f"{k}/2", "--out", str(tmp_path / "shards")])
+    capsys.readouterr()
+    assert merge.main([*map(str, sorted((tmp_path / "shards").glob("v3*.json"))), "--out",
+                       str(tmp_path / "merged.json")]) == 0
+    assert f"sensitivity: {whole.line}" in capsys.readouterr().out.splitlines()
+    assert load_record(tmp_path / "merged.json").verdict.sensitivity == whole
+
+
+def test_a_gate_against_a_baseline_notes_the_flips_mcnemar_could_not_judge():
+    from turngate.verdict.decide import decide
+    from turngate.verdict.summary import summarise
+
+    base, cand = runs_from_pairs("v2", "v3", [(True, False)] * 2 + [(True, True)] * 10)
+    comparison = compare_runs(base, cand, ["refund_outcome", "policy_judge"], baseline="v2", candidate="v3")
+    rows = {f"r{k:03d}": row(f"r{k:03d}") for k in range(12)}
+    registry = {"refund_outcome": type("S", (), {"bar": 0.5})(), "policy_judge": type("S", (), {"bar": 0.5})()}
+    v = decide(summarise(cand, rows, {}, 1), None, registry, comparison=comparison, fail_on_regression=True)
+    assert v.exit_code == 0  # the gate is judged by its bars: the baseline's blind spot is said, not failed
+    assert any(n.startswith("baseline comparison: refund_outcome: 2 pass->fail") for n in v.notes), v.notes

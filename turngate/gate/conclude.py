@@ -88,7 +88,10 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
     from turngate.gate.sides import remember
 
     remember(path)  # a big record: compare's first reading of it is then a cache hit
-    append_step_summary(markdown(cand, job_label(record, record.meta.version), verdict.line))
+    from turngate.gate.sight import markdown as sight_markdown
+
+    append_step_summary(markdown(cand, job_label(record, record.meta.version), verdict.line)
+                        + sight_markdown(verdict.sensitivity))
     colour = "green" if verdict.exit_code == 0 else "red"
     head, *rest = verdict.lines(results=str(path))
     console.print(f"[bold {colour}]{escape(head)}[/]")

@@ -38,3 +38,8 @@ def of_record(record: Any, reference: Any) -> Sensitivity:
 def line(sensitivity: Sensitivity | None) -> str | None:
     """How the terminal prints it, after the verdict."""
     return None if sensitivity is None else f"sensitivity: {sensitivity.line}"
+
+
+def markdown(sensitivity: Sensitivity | None) -> str:
+    """The step summary's line (the PR comment words it the same way)."""
+    return "" if sensitivity is None else f"\n**What this verdict could see**: {sensitivity.line}\n"
