@@ -114,6 +114,11 @@ def test_a_gate_prints_stores_and_writes_its_statement(v3_gate, capsys):
     props = {p.get("name"): p.get("value") for p in ET.parse(out / "junit.xml").iter("property")}
     assert props["sensitivity"] == stored.line
     assert props["sensitivity.row_fails_every_run"] == f"{stored.breaks[0].caught}/{stored.breaks[0].gates}"
+    from turngate.commands import show
+
+    capsys.readouterr()
+    assert show.main([str(next(out.glob("v3*.json"))), "--verdict"]) == 0  # a reader recomputes it
+    assert f"  sensitivity: {stored.line}" in capsys.readouterr().out.splitlines()
 
 
 def test_a_gates_terminal_and_json_carry_the_statement(tmp_path, capsys):
