@@ -230,3 +230,16 @@ def test_a_gate_against_a_baseline_notes_the_flips_mcnemar_could_not_judge():
     v = decide(summarise(cand, rows, {}, 1), None, registry, comparison=comparison, fail_on_regression=True)
     assert v.exit_code == 0  # the gate is judged by its bars: the baseline's blind spot is said, not failed
     assert any(n.startswith("baseline comparison: refund_outcome: 2 pass->fail") for n in v.notes), v.notes
+
+
+def test_a_dry_run_of_a_resume_states_what_the_whole_gate_could_see(v3_gate, tmp_path, capsys, monkeypatch):
+    _, out = v3_gate
+    full = load_record(next(out.glob("v3*.json")))
+    record = full.model_copy(deep=True)
+    record.runs = [r for r in record.runs if r.row_id not in {x["id"] for x in record.rows[:2]}]
+    record.meta.complete, record.meta.interrupted = False, True
+    path = save_record(record, tmp_path / "v3-interrupted.json")
+    monkeypatch.setattr(regression, "execute_and_confirm", lambda *a, **k: pytest.fail("ran"))
+    capsys.readouterr()
+    assert regression.main(["--resume", str(path), "--no-upload", "--dry-run"]) == 0
+    assert f"sensitivity: {full.verdict.sensitivity.line}" in capsys.readouterr().out.splitlines()

@@ -288,6 +288,10 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
         conf = m.confirm or {}
         print_plan(pairs, agents, path.parent, Settings(judge=m.judge, confirm=bool(conf.get("enabled")),
                                                         confirm_k=conf.get("k")))
+        from turngate.gate.recheck import reference_of
+        from turngate.gate.sight import line, of_record
+
+        console.print(line(of_record(record, reference_of(record))), markup=False, highlight=False)
         return cli.EXIT_PASS
     cache = enable_cache(a.cache) if not in_workers(m.workers, a.executor) else None
     reference = load_reference(m.reference) if m.reference else None
