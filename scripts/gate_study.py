@@ -24,18 +24,18 @@ from pathlib import Path
 import numpy as np
 
 from turngate.commands.calibrate import propose
-from turngate.record.summaries import (
-    CellCounts,
-    ConfirmationSummary,
-    RunCount,
-    ScorerSummary,
-    Tally,
-    VersionSummary,
-)
-from turngate.verdict.confirm import ANY, Counts
-from turngate.verdict.decide import decide, plan_reruns, rerun_stops
 from turngate.verdict.policy import DEFAULT, GatePolicy
-from turngate.verdict.reference import PRIOR, Cell, Reference, RowRef, load_reference
+from turngate.verdict.reference import Reference, load_reference
+from turngate.verdict.sensitivity import (  # the pieces the gate's own sensitivity statement uses
+    Break,
+    Truth,
+    all_patterns,
+    draw,
+    draw_truth,
+    simulate_gate,
+    summary_of,
+)
+from turngate.verdict.sensitivity import simulated_reference as reference_of
 from turngate.verdict.stats import wilson
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,108 +47,21 @@ class Bars(dict):
     """name -> object with .bar, as decide() reads a registry."""
 
 
-def patterns_of(row: RowRef, seeds: list[int]) -> tuple[list[str], list[str], Counter]:
-    """(applicable scorers, n/a scorers, Counter of failing-scorer sets over the accepted seeds)."""
-    applicable = sorted(n for n, c in row.cells.items() if c.passed + c.failed)
-    na = sorted(n for n, c in row.cells.items() if not c.passed + c.failed)
-    by_seed: dict[int, set[str]] = {s: set() for s in seeds}
-    for name, c in row.cells.items():
-        for s in c.failed_seeds:
-            by_seed.setdefault(s, set()).add(name)
-    return applicable, na, Counter(frozenset(v) for v in by_seed.values())
-
-
-def draw_truth(reference: Reference, rng: np.random.Generator) -> dict:
-    """row -> (applicable, na, patterns, probabilities): a plausible world the accepted run came from."""
-    truth = {}
-    for rid, row in reference.rows.items():
-        applicable, na, counts = patterns_of(row, reference.seeds)
-        pats = list(counts)
-        alpha = [counts[p] + (PRIOR if p else 0.0) for p in pats]
-        if applicable:  # a failure the accepted run never showed: one scorer, Jeffreys-sized
-            pats.append(frozenset([applicable[rng.integers(len(applicable))]]))
-            alpha.append(PRIOR)
-        truth[rid] = (applicable, na, pats, rng.dirichlet(alpha))
-    return truth
-
-
-def draw(truth: dict, rows: list[str], n: int, rng: np.random.Generator, broken: dict | None = None) -> dict:
-    """row -> list of n failing-scorer sets. broken: row -> the set it now fails on every run."""
-    out = {}
-    for rid in rows:
-        applicable, na, pats, probs = truth[rid]
-        if broken and rid in broken:
-            out[rid] = [broken[rid]] * n
-        else:
-            out[rid] = [pats[i] for i in rng.choice(len(pats), size=n, p=probs)]
-    return out
-
-
-def reference_of(truth: dict, runs: dict, seeds: list[int]) -> Reference:
-    rows = {}
-    for rid, pats in runs.items():
-        applicable, na, _, _ = truth[rid]
-        cells = {n: Cell(na=len(pats)) for n in na}
-        for name in applicable:
-            failed = [seeds[i] for i, p in enumerate(pats) if name in p]
-            cells[name] = Cell(passed=len(pats) - len(failed), failed=len(failed), failed_seeds=failed)
-        rows[rid] = RowRef(sha="0", cells=cells)
-    return Reference(provenance={"version": "simulated"}, seeds=list(seeds), rows=rows)
-
-
-def summary_of(truth: dict, runs: dict, trials: int, kind: type[Tally] = VersionSummary) -> Tally:
-    """The numbers decide() reads, as turngate/verdict/summary.py computes them from runs."""
-    cells, failed_runs, totals = {}, {}, Counter()
-    for rid, pats in runs.items():
-        applicable, na, _, _ = truth[rid]
-        per = {n: CellCounts(na=len(pats)) for n in na}
-        for name in applicable:
-            f = sum(1 for p in pats if name in p)
-            per[name] = CellCounts(passed=len(pats) - f, failed=f)
-            totals[(name, "n")] += len(pats)
-            totals[(name, "passed")] += len(pats) - f
-        cells[rid] = per
-        failed_runs[rid] = RunCount(runs=len(pats), failed=sum(1 for p in pats if p))
-    names = sorted({n for per in cells.values() for n in per})
-    scorers = {}
-    for n in names:
-        tot, ok = totals[(n, "n")], totals[(n, "passed")]
-        low, high = wilson(ok, tot)
-        scorers[n] = ScorerSummary(mean=ok / tot if tot else None, n=tot, passed=ok, low=low, high=high)
-    return kind(runs=sum(len(p) for p in runs.values()), trials=trials, scorers=scorers, cells=cells,
-                failed_runs=failed_runs)
-
-
-def one_gate(truth: dict, reference: Reference, bars: dict, trials: int, rng: np.random.Generator,
+def one_gate(truth: Truth, reference: Reference, bars: dict, trials: int, rng: np.random.Generator,
              broken: dict | None = None, confirm: bool = True, policy: GatePolicy = DEFAULT) -> tuple[int, dict]:
-    rows = list(truth)
-    seeds = list(range(10_000, 10_000 + trials))
-    summary = summary_of(truth, draw(truth, rows, trials, rng, broken), trials)
-    below = summary.below({n: b.bar for n, b in bars.items()})
-    plan = plan_reruns(summary, reference, seeds, below_bar=below, policy=policy) if confirm else {}
-    if confirm:
-        reruns = {rid: draw(truth, [rid], len(s), rng, broken)[rid] for rid, s in plan.items()}
-        stops = rerun_stops(summary, reference, below_bar=below, policy=policy)
-        for rid, stop in stops.items():  # a row that stops early keeps the reruns its batches called for
-            applicable = truth[rid][0]
-            outcomes = [{**{u: Counts(int(u in pats), 1) for u in applicable}, ANY: Counts(int(bool(pats)), 1)}
-                        for pats in reruns[rid]]
-            reruns[rid] = reruns[rid][:stop.needed(outcomes)]
-        conf = summary_of(truth, reruns, trials, ConfirmationSummary) if reruns else ConfirmationSummary()
-        conf.rows, conf.runs = len(plan), sum(len(s) for s in reruns.values())
-        summary.confirmation = conf
-    v = decide(summary, reference, bars, policy=policy)
-    why = ("bar" if any(s.ok is False and s.mean is not None and s.bar is not None and s.mean < s.bar
-                        for s in v.scorers.values()) else
-           "row" if any(x.kind == "row" for x in v.regressed) else
-           "aggregate" if v.regressed else "")
-    return v.exit_code, {"why": why, "reruns": conf.runs if confirm else 0,
-                         "regressed": [x.row_id for x in v.regressed]}
+    """A simulated gate (turngate/verdict/sensitivity.py simulate_gate). broken: row -> the set it
+    now fails on every run."""
+    brk = None
+    if broken:
+        (rid, fails), = broken.items()
+        brk = Break.row(rid, fails)
+    return simulate_gate(truth, reference, bars, trials, rng, brk, confirm=confirm, policy=policy)
 
 
-def world(base: Reference, ref_trials: int, rng: np.random.Generator) -> tuple[dict, Reference, dict]:
+def world(base: Reference, ref_trials: int, rng: np.random.Generator,
+          patterns: dict | None = None) -> tuple[dict, Reference, dict]:
     """A truth, a reference drawn from it, and the bars calibrate.py would propose from that reference."""
-    truth = draw_truth(base, rng)
+    truth = draw_truth(base, rng, patterns)
     seeds = list(range(ref_trials))
     runs = draw(truth, list(truth), ref_trials, rng)
     ref = reference_of(truth, runs, seeds)
@@ -163,12 +76,13 @@ def study(base: Reference, worlds: int, trials: list[int], refs: list[int], seed
           breaks: bool = True, policy: GatePolicy = DEFAULT) -> dict:
     """False-alarm (and, with breaks, detection) rates per (reference size, trials)."""
     rng = np.random.default_rng(seed)
+    patterns = all_patterns(base)  # the same every world: drawn truths differ, not the accepted counts
     out = {}
     for ref_trials in refs:
         for t in trials:
             fails, why, reruns, caught_noisy, caught_quiet, n_break = 0, Counter(), [], 0, 0, 0
             for _ in range(worlds):
-                truth, ref, bars = world(base, ref_trials, rng)
+                truth, ref, bars = world(base, ref_trials, rng, patterns)
                 code, info = one_gate(truth, ref, bars, t, rng, policy=policy)
                 fails += code == 1
                 why[info["why"] or "pass"] += 1

@@ -16,14 +16,14 @@ from turngate.record.results import load_record, save_record
 from turngate.record.summaries import CellCounts, ConfirmationSummary, RunCount
 from turngate.verdict.confirm import Counts, RowStop, screen, unit_p
 from turngate.verdict.decide import decide, plan_reruns, rerun_stops, reruns_needed
-from turngate.verdict.policy import GatePolicy
+from turngate.verdict.policy import DEFAULT, GatePolicy
 from turngate.verdict.reference import Cell, Reference, RowRef
 from turngate.verdict.summary import summarise
 
 ROW_BY_ID = {r["id"]: r for r in ROWS}
 
 
-def both(fail, seeds, ref, policy=GatePolicy()):
+def both(fail, seeds, ref, policy=DEFAULT):
     """The gate of version `fail` judged on every planned rerun, and on the reruns the stops call for."""
     seeds = list(seeds)
     summary = summarise(runs_for(seeds, fail), ROW_BY_ID, BARS, len(seeds))

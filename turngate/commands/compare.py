@@ -8,7 +8,9 @@ version. Per scorer: both means, the difference with a 95% interval, and an exac
 test on the discordant pairs, Holm-adjusted over the scorers (family-wise error rate 0.05);
 then every flip (passed on one side, failed on the other).
 Exit 0, or 1 with --fail-on-regression when a scorer is significantly worse (Holm-adjusted
-p < 0.05); 2 when the two runs cannot be compared (different datasets, unreadable files).
+p < 0.05); 2 when the two runs cannot be compared (different datasets, unreadable files), or
+when a scorer has pass->fail flips too few for McNemar to ever reach significance and none is
+significantly worse (cannot judge, instead of a bare PASS).
 """
 from __future__ import annotations
 
@@ -111,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
 
         write_ci_outputs(record, verdict, a.out or a.candidate, junit=a.junit, pr_comment=a.markdown,
                          fail_on_regression=a.fail_on_regression, force=a.force)
-    colour = "green" if not worse else "red" if code else "yellow"
+    colour = "yellow" if code == 2 else "green" if not worse else "red" if code else "yellow"
     console.print(f"[bold {colour}]{escape(line)}[/]")
+    if verdict.sensitivity is not None:  # what McNemar could reach with these pairs
+        console.print(f"sensitivity: {verdict.sensitivity.line}", markup=False, highlight=False)
     return code
 

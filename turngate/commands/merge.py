@@ -286,6 +286,10 @@ def _finish(a: argparse.Namespace, record: Record, reference, missing: set, out:
     console.print(head, markup=False, highlight=False)
     for line in rest:
         console.print(line, markup=False, highlight=False)
+    from turngate.gate.sight import line as sight_line
+
+    if said := sight_line(verdict.sensitivity):
+        console.print(said, markup=False, highlight=False)
     _outputs(a, record, verdict, out)
     console.print(f"results: {out}", markup=False, highlight=False)
     return verdict.exit_code
@@ -296,11 +300,13 @@ def _outputs(a: argparse.Namespace, record: Record, verdict, out: Path) -> None:
     --report, --junit and --markdown, from the merged record."""
     from turngate.gate.conclude import write_ci_outputs
     from turngate.gate.recheck import fail_on_regression
+    from turngate.gate.sight import markdown as sight_markdown
     from turngate.output.console import append_step_summary, markdown
     from turngate.verdict.decide import job_label
 
     m = record.meta
-    append_step_summary(markdown(record.summary[m.version], job_label(record, m.version), verdict.line))
+    append_step_summary(markdown(record.summary[m.version], job_label(record, m.version), verdict.line)
+                        + sight_markdown(verdict.sensitivity))
     if a.report:
         from turngate.output.html_report import write_report
 

@@ -307,6 +307,10 @@ def _resume(a: argparse.Namespace, argv: list[str], started: float, path: Path) 
         conf = m.confirm or {}
         print_plan(pairs, agents, path.parent, Settings(judge=m.judge, confirm=bool(conf.get("enabled")),
                                                         confirm_k=conf.get("k")))
+        from turngate.gate.recheck import reference_of
+        from turngate.gate.sight import line, of_record
+
+        console.print(line(of_record(record, reference_of(record))), markup=False, highlight=False)
         return cli.EXIT_PASS
     cache = enable_cache(a.cache) if not in_workers(m.workers, a.executor) else None
     reference = reference_of(record)  # the copy it carries: the one the run started with
@@ -432,6 +436,11 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     m = record.meta
     if a.dry_run:  # every check above made; nothing run, no results file
         print_plan(gate.pairs, agents, a.out, settings)
+        from turngate.gate.dry_run import sensitivity_line
+
+        console.print(sensitivity_line(reference, [r.id for r in gate.rows], m.trials, m.thresholds,
+                                       confirm=settings.confirm, confirm_k=settings.confirm_k),
+                      markup=False, highlight=False)
         return cli.EXIT_PASS
     name = f"{m.version}-vs-{m.baseline}" if m.baseline else m.version
     path = a.results_path = cli.new_results_path(a.out, name)  # a new file, never another run's

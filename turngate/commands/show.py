@@ -49,10 +49,12 @@ def main(argv=None) -> int:
                   f"{record.incomplete() or headline(verdict)}", markup=False, highlight=False)
     console.print(f"  judged by {judged_by(record, label)}", markup=False, highlight=False)
     if a.verdict:
-        for reason in verdict.reasons if verdict.exit_code == 1 else []:
+        for reason in verdict.reasons if verdict.exit_code in (1, 2) else []:
             console.print(f"  - {reason}", markup=False, highlight=False)
         for note in verdict.notes:
             console.print(f"  note: {note}", markup=False, highlight=False)
+        if verdict.sensitivity is not None:  # what it could see, recomputed as the verdict is
+            console.print(f"  sensitivity: {verdict.sensitivity.line}", markup=False, highlight=False)
         if a.row_id is None:
             return 0
     version = a.version or record.meta.version

@@ -75,6 +75,9 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
     verdict = decide(cand, reference, registry, comparison=record.comparison, fail_on_regression=fail_on_regression,
                      policy=policy)
     apply(cand, verdict)
+    from turngate.gate.sight import of_record
+
+    verdict.sensitivity = of_record(record, reference)  # what this gate could see (turngate/gate/sight.py)
     if record.meta.baseline:
         base = record.summary[record.meta.baseline]
         apply(base, decide(base, reference, registry, policy=policy))
@@ -88,12 +91,19 @@ def conclude(record, path, registry: dict, reference: Reference | None, complete
         console.print(f"note: {note}", markup=False)
     record.verdict = stored(verdict)
     save_record(record, path)
-    append_step_summary(markdown(cand, job_label(record, record.meta.version), verdict.line))
+    from turngate.gate.sight import markdown as sight_markdown
+
+    append_step_summary(markdown(cand, job_label(record, record.meta.version), verdict.line)
+                        + sight_markdown(verdict.sensitivity))
     colour = "green" if verdict.exit_code == 0 else "red"
     head, *rest = verdict.lines(results=str(path))
     console.print(f"[bold {colour}]{escape(head)}[/]")
     for line in rest:
         console.print(line, markup=False, highlight=False)
+    from turngate.gate.sight import line as sight_line
+
+    if said := sight_line(verdict.sensitivity):
+        console.print(said, markup=False, highlight=False)
     if report:
         from turngate.output.html_report import write_report
 

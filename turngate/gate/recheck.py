@@ -213,6 +213,10 @@ def recompute(record: Record, path: Any = None, reference: Any = False, referenc
                              + ("" if reference is not None else ": none of its rows apply, by the bars only")
                              + ", not the reference the record was judged with")
     apply(cand, verdict)
+    if registry is not None:  # a gate's verdict: what it could see, as the gate stated it (turngate/gate/sight.py)
+        from turngate.gate.sight import of_record
+
+        verdict.sensitivity = of_record(record, reference)
     if m.baseline:
         base = record.summary[m.baseline]
         apply(base, decide(base, against, registry, policy=policy_of(m, path)))

@@ -99,6 +99,9 @@ def build_junit(record: Record, verdict: Verdict, *, results: str | Path | None 
         ("rows.regressed", ",".join(x.row_id for x in verdict.regressed if x.kind == "row")),
         ("rows.flaky", ",".join(x.row_id for x in verdict.flaky if x.kind == "row")),
     ]
+    if (sight := verdict.sensitivity) is not None:  # what the verdict could see
+        props.append(("sensitivity", sight.line))
+        props += [(f"sensitivity.{b.kind.value.replace(' ', '_')}", f"{b.caught}/{b.gates}") for b in sight.breaks]
     if verdict.confirmation is not None:
         props += [("confirmation.rows", verdict.confirmation.rows),
                   ("confirmation.runs", verdict.confirmation.runs)]

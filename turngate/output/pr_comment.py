@@ -48,6 +48,8 @@ def pr_comment(record: Record, verdict: Verdict, *, results: str | Path | None =
     out = [MARKER, f"### {job}: {head}" if head.startswith(("PASS", "FAIL")) else f"### {job}: {mark}: {head}"]
     if reasons:
         out += [""] + [f"- {r.strip().removeprefix('- ')}" for r in reasons]
+    if verdict.sensitivity is not None:
+        out += ["", f"**What this verdict could see**: {_cell(verdict.sensitivity.line)}"]
     seeds = format_seeds(m.seeds)
     out += ["", f"{len(record.rows)} rows x {m.trials} seed(s) ({seeds}), model `{m.model}`, judge `{m.judge}`, "
                 f"exit code {verdict.exit_code}",

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from turngate.core import cli_support as cli
+from turngate.record.sensitivity import Sensitivity
 
 ANY = "*"  # the unit "runs failing some scorer" (turngate/verdict/confirm.py)
 
@@ -273,6 +274,8 @@ class StoredVerdict(BaseModel):
                                            description="flagged, nothing to confirm with")
     notes: list[str] = Field(default_factory=list)
     confirmation: ConfirmationSummary | None = Field(None, description="what the reruns were and cost")
+    sensitivity: Sensitivity | None = Field(
+        None, description="what this verdict could see (a gate: simulated breaks; a comparison: McNemar's reach)")
 
     @model_validator(mode="before")
     @classmethod

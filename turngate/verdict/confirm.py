@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from math import comb, exp, log
 
 from turngate.record.summaries import ANY as SUMMARY_ANY
@@ -64,10 +65,21 @@ def accepted_units(reference: Reference, row_id: str) -> dict[str, Counts]:
     ref = reference.rows.get(row_id)
     if ref is None:
         return {}
+    hit = _ACCEPTED.get(id(ref))
+    if hit is not None and hit[0] is ref:
+        return dict(hit[1])
     out = {name: Counts(c.failed, c.passed + c.failed) for name, c in ref.cells.items() if c.passed + c.failed}
     if ref.runs:
         out[ANY] = Counts(len(ref.failed_seeds()), ref.runs)
-    return out
+    if len(_ACCEPTED) >= 100_000:
+        _ACCEPTED.clear()
+    _ACCEPTED[id(ref)] = (ref, out)  # the row itself is kept: its id cannot be reused while the entry stands
+    return dict(out)
+
+
+# accepted_units per accepted row (a RowRef is never changed in place: a narrowed reference is made of
+# new or the same rows): screen() and judge() ask for every row's units many times per gate
+_ACCEPTED: dict[int, tuple[object, dict[str, Counts]]] = {}
 
 
 def observed_units(cells: dict[str, CellCounts] | None, failed_runs: RunCount | None) -> dict[str, Counts]:
@@ -119,21 +131,33 @@ def evidence_p(parts: list[tuple[Counts, Counts]], step: float = DEFAULT.evidenc
     fails one run in six: a change that breaks quiet rows a little is not drowned by the usual
     failures of the noisy ones."""
     parts = [(n, a) for n, a in parts if n.applicable]
-    rows = []
-    for n, a in parts:
-        pmf = beta_binomial_pmf(n.applicable, a.failed + PRIOR, a.applicable - a.failed + PRIOR)
-        tails = [min(1.0, sum(pmf[x:])) for x in range(len(pmf))]
-        rows.append((pmf, [int(-log(max(t, 1e-300)) / step + 1e-9) for t in tails], n.failed))
-    observed = sum(grid[x] for _, grid, x in rows)
+    keys = [(n.applicable, a.failed + PRIOR, a.applicable - a.failed + PRIOR, step) for n, a in parts]
+    observed = sum(_surprise(*k)[1][n.failed] for k, (n, _) in zip(keys, parts, strict=True))
     if observed == 0:
         return 1.0
-    pmfs = []
-    for pmf, grid, _ in rows:
-        out = [0.0] * (min(max(grid), observed) + 1)  # beyond the observed sum: one lump
-        for x, g in enumerate(grid):
-            out[min(g, observed)] += pmf[x]
-        pmfs.append(out)
-    return sum_upper_tails(pmfs, observed)[observed]
+    return sum_upper_tails([_lumped(*k, observed) for k in keys], observed)[observed]
+
+
+# evidence_p's per-row pieces depend only on the row's runs, its accepted rate and the grid: cached,
+# since every gate (and every simulated gate of turngate/verdict/sensitivity.py) asks for the same rows again
+
+
+@lru_cache(maxsize=65536)
+def _surprise(n: int, a: float, b: float, step: float) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """(pmf, surprise grid): P(x failures) and -ln P(at least x) on the grid, x = 0..n."""
+    pmf = beta_binomial_pmf(n, a, b)
+    tails = [min(1.0, sum(pmf[x:])) for x in range(len(pmf))]
+    return pmf, tuple(int(-log(max(t, 1e-300)) / step + 1e-9) for t in tails)
+
+
+@lru_cache(maxsize=65536)
+def _lumped(n: int, a: float, b: float, step: float, observed: int) -> tuple[float, ...]:
+    """A row's surprise distribution, everything beyond the observed sum in one lump."""
+    pmf, grid = _surprise(n, a, b, step)
+    out = [0.0] * (min(max(grid), observed) + 1)
+    for x, g in enumerate(grid):
+        out[min(g, observed)] += pmf[x]
+    return tuple(out)
 
 
 def either_p(parts: list[tuple[Counts, Counts]], step: float = DEFAULT.evidence_step) -> float:

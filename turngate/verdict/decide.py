@@ -349,15 +349,29 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
         return Verdict(exit_code=EXIT_UNJUDGED, line="cannot judge: " + "; ".join(unjudged), reasons=unjudged,
                        scorers=results, notes=notes)
     reasons = [f.text for f in findings]
+    sight, unseen = None, []
+    if comparison is not None:
+        # what McNemar could reach with these pairs (turngate/verdict/pair_power.py): flips it
+        # could not have judged are said, and make a comparison's PASS a "cannot judge"
+        from turngate.verdict.pair_power import blind, blind_line, comparison_sensitivity
+
+        sight = comparison_sensitivity(comparison)
+        unseen = [blind_line(x) for x in blind(sight.pairs)]
+        if registry is not None or findings:
+            notes += [f"baseline comparison: {x}" for x in unseen]
     if findings:
         code, line = EXIT_FAIL, "\n".join([headline(findings)] + reasons)
-    elif comparison is not None and registry is None and not fail_on_regression:
-        from turngate.verdict.comparison import regressions
-
-        worse = regressions(comparison)
+    elif comparison is not None and registry is None and not fail_on_regression and regressions_of(comparison):
         code = EXIT_PASS
-        line = (f"{len(worse)} scorer(s) significantly worse (not failing: no --fail-on-regression)" if worse
-                else f"PASS: no scorer significantly worse than {comparison['baseline']} (Holm, family-wise 0.05)")
+        line = (f"{len(regressions_of(comparison))} scorer(s) significantly worse "
+                "(not failing: no --fail-on-regression)")
+    elif comparison is not None and registry is None and unseen:
+        code, reasons = EXIT_UNJUDGED, unseen
+        line = "\n".join([f"cannot judge: {len(unseen)} scorer(s) with pass->fail flips too few for McNemar "
+                          f"to judge against {comparison['baseline']} (not a PASS)"] + unseen)
+    elif comparison is not None and registry is None and not fail_on_regression:
+        code = EXIT_PASS
+        line = f"PASS: no scorer significantly worse than {comparison['baseline']} (Holm, family-wise 0.05)"
     else:
         code, line = EXIT_PASS, "PASS: " + ("; ".join(scope) or "nothing to judge against")
     if registry is not None and reference is None:
@@ -366,7 +380,13 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
                    regressed=[x for x in flagged if x.status == FlagStatus.REGRESSED],
                    flaky=[x for x in flagged if x.status == FlagStatus.FLAKY],
                    insufficient=[x for x in flagged if x.status == FlagStatus.INSUFFICIENT],
-                   confirmation=confirmation)
+                   confirmation=confirmation, sensitivity=sight if registry is None else None)
+
+
+def regressions_of(comparison: dict) -> list[str]:
+    from turngate.verdict.comparison import regressions
+
+    return regressions(comparison)
 
 
 def _screened(summary: VersionSummary | None, reference: Reference | None, below_bar: Iterable[str],

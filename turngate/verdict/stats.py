@@ -1,6 +1,7 @@
 """The statistics the gate and the comparison report: all small, all exact or standard."""
 from __future__ import annotations
 
+from functools import lru_cache
 from math import comb, exp, lgamma, log, log1p, sqrt
 from statistics import NormalDist
 
@@ -181,6 +182,7 @@ def _log_beta(a: float, b: float) -> float:
     return lgamma(a) + lgamma(b) - lgamma(a + b)
 
 
+@lru_cache(maxsize=65536)  # pure; a gate (and its sensitivity's simulated gates) asks the same tails again and again
 def beta_binomial_sf(k: int, n: int, a: float, b: float) -> float:
     """P(X >= k) for X ~ BetaBinomial(n, a, b): the chance of k or more failures in n runs
     when the failure rate is Beta(a, b) (the posterior from an accepted run). Exact sum."""
@@ -198,15 +200,22 @@ def normal_sf(z: float) -> float:
     return NormalDist().cdf(-z)
 
 
-def beta_binomial_pmf(n: int, a: float, b: float) -> list[float]:
-    """P(X = j), j = 0..n, for X ~ BetaBinomial(n, a, b)."""
+@lru_cache(maxsize=65536)
+def beta_binomial_pmf(n: int, a: float, b: float) -> tuple[float, ...]:
+    """P(X = j), j = 0..n, for X ~ BetaBinomial(n, a, b). A tuple: it is cached (every gate asks
+    for the same accepted rows' pmfs), so it must not be changed in place."""
     base = lgamma(n + 1) - _log_beta(a, b)
-    return [exp(base - lgamma(j + 1) - lgamma(n - j + 1) + _log_beta(j + a, n - j + b)) for j in range(n + 1)]
+    return tuple(exp(base - lgamma(j + 1) - lgamma(n - j + 1) + _log_beta(j + a, n - j + b)) for j in range(n + 1))
 
 
-def sum_upper_tails(pmfs: list[list[float]], cap: int) -> list[float]:
+def sum_upper_tails(pmfs: list[list[float]] | list[tuple[float, ...]], cap: int) -> list[float]:
     """P(S >= k) for k = 0..cap, S the sum of independent counts with these pmfs. Mass above
     `cap` is lumped into `cap`, so the cost is len(pmfs) x cap x pmf length, whatever the totals."""
+    return list(_sum_upper_tails(tuple(p if isinstance(p, tuple) else tuple(p) for p in pmfs), cap))
+
+
+@lru_cache(maxsize=4096)  # the same rows' pmfs recur with the same cap across a gate's tests and simulated gates
+def _sum_upper_tails(pmfs: tuple[tuple[float, ...], ...], cap: int) -> tuple[float, ...]:
     import numpy as np
 
     dist = np.zeros(cap + 1)
@@ -216,4 +225,4 @@ def sum_upper_tails(pmfs: list[list[float]], cap: int) -> list[float]:
         dist = full[:cap + 1].copy()
         dist[cap] += full[cap + 1:].sum()
     tails = np.minimum(1.0, np.cumsum(dist[::-1])[::-1])
-    return [float(x) for x in tails]
+    return tuple(float(x) for x in tails)
