@@ -216,7 +216,7 @@ def recompute(record: Record, path: Any = None, reference: Any = False, referenc
     if registry is not None:  # a gate's verdict: what it could see, as the gate stated it (turngate/gate/sight.py)
         from turngate.gate.sight import of_record
 
-        verdict.sensitivity = of_record(record, reference)
+        verdict.sensitivity = of_record(record, against)
     if m.baseline:
         base = record.summary[m.baseline]
         apply(base, decide(base, against, registry, policy=policy_of(m, path)))
