@@ -174,6 +174,7 @@ def test_a_record_of_an_earlier_layout_shows_its_stored_verdict_and_regrade_re_j
     assert "judged by an earlier rule (results@4): the verdict stored with it" in second
     assert report.main([str(old), "--out", str(tmp_path / "old.html")]) == 0
     assert "judged by an earlier rule (results@4)" in capsys.readouterr().out
+    assert "judged by an earlier rule (results@4): the verdict stored with it" in (tmp_path / "old.html").read_text()
     # regrade: by today's rule, in one stage (its reruns were planned by the earlier rule)
     assert regrade.main([str(old), "--out", str(tmp_path / "rg.json")]) == 1
     assert "re-judged by today's rule, in one stage" in capsys.readouterr().out

@@ -81,7 +81,9 @@ def verdict_of(record: Record) -> tuple[str, str]:
         registry = {n: SimpleNamespace(bar=b) for n, b in bars.items()} if bars else None
         verdict = decide(record, None, registry)
     code = verdict.exit_code
-    return ("pass" if code == 0 else "fail" if code == 1 else "unjudged"), verdict.line
+    # what it was judged with, when not its own (a stored verdict of an earlier rule, --reference): said on the page
+    said = [n for n in verdict.notes if n.startswith(("judged by ", "judged against "))]
+    return ("pass" if code == 0 else "fail" if code == 1 else "unjudged"), "\n".join([verdict.line, *said])
 
 
 def means_chart_data(record: Record) -> list[dict]:
