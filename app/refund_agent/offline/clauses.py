@@ -129,8 +129,8 @@ _CONDITION = re.compile(r"^\W*(?:if|unless|wenn|falls|si)\b", re.I)
 
 # Whether a new clause starts after a conjunction is read from the words that follow it, up to
 # this many characters: glossing the whole rest of the clause at every conjunction made a long
-# clause cost the square of its length. Longer than any real clause's start (and than every
-# dataset and test message, so their answers are the same as without the window).
+# clause cost the square of its length. Longer than any real clause's start, and than every
+# message the model is evaluated and tested on, so their answers are the same as without it.
 CLAUSE_LOOKAHEAD = 256
 
 
