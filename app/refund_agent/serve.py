@@ -38,6 +38,8 @@ import sys
 from dataclasses import dataclass
 from itertools import accumulate
 
+from .serve_workers import ClientGone, Workers
+
 MODELS = ("offline", "offline-judge")
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a long agent conversation is tens of KB
 MAX_DRAIN_BYTES = 256 * 1024 * 1024  # read (and drop) this much of a too-big body so its client sees the 413
@@ -88,34 +90,11 @@ def model_work(kind: str, body: dict) -> dict:
     return asyncio.run((judge if kind == "judge" else complete)(body))
 
 
-def _worker_init() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle, not each worker's
-
-
-def start_workers(n: int):
-    """A pool of n processes for the model, forked before the server binds its socket or
-    starts a thread, with the model's modules already imported (no per-worker start-up)."""
-    import multiprocessing
-
-    from . import serve_chat  # noqa: F401
-    from .offline import OfflineChatModel  # noqa: F401
-
-    return multiprocessing.get_context("fork").Pool(n, initializer=_worker_init)
-
-
-async def in_pool(pool, kind: str, body: dict) -> dict:
-    """model_work in a worker process, awaited without blocking the event loop."""
-    loop = asyncio.get_running_loop()
-    future = loop.create_future()
-
-    def settle(result=None, error=None) -> None:
-        if not future.done():  # the request may have been cancelled meanwhile
-            future.set_exception(error) if error is not None else future.set_result(result)
-
-    pool.apply_async(model_work, (kind, body),
-                     callback=lambda r: loop.call_soon_threadsafe(settle, r, None),
-                     error_callback=lambda e: loop.call_soon_threadsafe(settle, None, e))
-    return await future
+async def client_gone(receive) -> None:
+    """Returns when the client disconnects. After the body, an ASGI server's next message for
+    the request is its disconnect."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 @dataclass
@@ -132,6 +111,7 @@ class Options:
     die_after: int | None = None
     log_requests: bool = False
     workers: int = 0  # model processes; 0: a thread of this process (in-process tests)
+    reserved: int = 1  # more model processes, for bodies up to serve_workers.SMALL_BODY_BYTES only
     max_body: int = MAX_BODY_BYTES
 
 
@@ -147,11 +127,11 @@ def _estimate_tokens(body: dict) -> int:
 
 
 class ChatServer:
-    def __init__(self, opts: Options, pool=None):
+    def __init__(self, opts: Options, pool: Workers | None = None):
         from .serve_limits import Limits
 
         self.opts = opts
-        self.pool = pool  # model worker processes (start_workers); None: a thread per request
+        self.pool = pool  # model worker processes; None: a thread per request
         self.limits = {m: Limits(opts.rpm, opts.tpm, opts.burst) for m in MODELS}
         self.rng = random.Random(opts.seed)  # latency jitter and injected errors, reproducible
         self.requests = 0
@@ -202,7 +182,10 @@ class ChatServer:
         if self.opts.log_requests:
             print(f"request {n} {model} working", flush=True)  # handed to the model (tests wait for this)
         try:
-            reply = await (self._judge(body) if model == "offline-judge" else self._complete(body))
+            reply = await self._work("judge" if model == "offline-judge" else "chat", body, len(raw), request)
+        except ClientGone:  # nobody to answer; the work was stopped
+            self._log(n, model, 499)
+            return _error(499, "the client closed the connection", "invalid_request_error")
         except ValueError as exc:
             self._log(n, model, 400)
             return _error(400, str(exc), "invalid_request_error")
@@ -212,17 +195,16 @@ class ChatServer:
         self._log(n, model, 200)
         return JSONResponse(reply, headers=limits.headers())
 
-    async def _complete(self, body: dict) -> dict:
-        return await self._work("chat", body)
-
-    async def _judge(self, body: dict) -> dict:
-        return await self._work("judge", body)
-
-    async def _work(self, kind: str, body: dict) -> dict:
-        """The model's CPU work, off the event loop: in a worker process, else a thread."""
-        if self.pool is not None:
-            return await in_pool(self.pool, kind, body)
-        return await asyncio.to_thread(model_work, kind, body)
+    async def _work(self, kind: str, body: dict, size: int, request) -> dict:
+        """The model's CPU work, off the event loop: in a worker process, stopped if the client
+        leaves; without workers (in-process tests) in a thread."""
+        if self.pool is None:
+            return await asyncio.to_thread(model_work, kind, body)
+        gone = asyncio.ensure_future(client_gone(request.receive))
+        try:
+            return await self.pool.run(kind, body, size, gone)
+        finally:
+            gone.cancel()
 
     async def models(self, request):
         from starlette.responses import JSONResponse
@@ -327,7 +309,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
-    pool = start_workers(opts.workers)  # before the socket exists: no worker holds it open
+    pool = Workers(opts.workers, opts.reserved)  # before the socket exists: no worker holds it open
     try:
         try:
             sock = bind(opts.host, opts.port)
