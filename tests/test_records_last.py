@@ -63,7 +63,8 @@ def test_a_recalibration_or_a_deleted_reference_changes_no_readers_verdict(proje
     before = readings(files, tmp_path, capsys)
     shutil.copy(root / "bars.toml", tmp_path / "bars.toml")  # put back below: the other tests gate with these
     assert before["show"] == 0 and before["line"].startswith("FAIL") and before["report"] == 0
-    assert before["regrade"] == 1 and before["regraded line"].startswith("FAIL") and before["compare"] == 0
+    assert before["regrade"] == 1 and before["regraded line"].startswith("FAIL")
+    assert before["compare"] in (0, 2)  # 2: flips too few for McNemar to judge (what it could see)
     # a reader judges it from its copy as the gate judged it from the file
     assert before["line"] == json.loads(files["v2"].read_text())["verdict"]["line"].splitlines()[0]
     # recalibrate on other seeds: new bars, a new reference beside them
@@ -142,7 +143,8 @@ def test_a_forged_deletion_of_the_failing_rows_is_refused_by_every_reader(projec
     (lambda m: m.pop("dataset_rows"), "no meta.dataset_rows"),
     (lambda m: m["judged_with"]["reference"]["rows"]["pii_friend_email"]["cells"]["no_pii_leak"].update(failed=90),
      "meta.judged_with.reference is not the copy its reference_sha256 names"),
-    (lambda m: m["judged_with"]["policy"].update({"confirm.ALPHA": 0.5}), "meta.judged_with.policy: confirm.ALPHA"),
+    (lambda m: m["judged_with"]["policy"].update({"alpha": 0.5}), "meta.judged_with.policy: alpha is 0.5"),
+    (lambda m: m["judged_with"]["policy"].update({"no_such_knob": 1}), "meta.judged_with.policy: unknown"),
     (lambda m: m["dataset_rows"].reverse(), "not in their dataset's order"),
     (lambda m: m.update(selection={"only": ["status"], "tags": None, "limit": None}), "not in its dataset selection"),
     (lambda m: m["dataset_rows"][0].__setitem__(1, "0" * 64), "its content differs"),
@@ -201,10 +203,15 @@ def test_a_record_of_another_rule_keeps_its_stored_verdict(project, tmp_path, ca
     assert "judged by rule 0: the verdict stored with it" in capsys.readouterr().out
 
 
-def test_the_rule_names_the_constants_the_modules_hold():
-    """A constant changed without a new rule number would judge old records by other numbers."""
-    assert rule.policy() == rule.RULES[rule.RULE]
-    assert rule.judged_with().policy == rule.RULES[rule.RULE]
+def test_a_record_stores_the_policy_it_was_judged_with():
+    """The rule's knobs are a GatePolicy; a record carries them and a reader judges with them."""
+    from turngate.verdict.policy import DEFAULT, GatePolicy
+
+    assert rule.judged_with().policy == DEFAULT.as_dict()
+    wide = GatePolicy(rerun_budget=float("inf"))
+    stored = rule.judged_with(policy=wide)
+    assert stored.policy["rerun_budget"] is None  # no cap, as JSON holds it
+    assert rule.policy_of(type("M", (), {"judged_with": stored})()) == wide
 
 
 def test_shards_and_their_merge_hold_their_dataset_selection(project, tmp_path, capsys):

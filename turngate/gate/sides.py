@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from turngate.core.errors import ConfigError, RecordError
-from turngate.gate.recheck import check_reruns, confirm_problem, reference_of
+from turngate.gate.recheck import check_reruns, confirm_problem, earlier_rule, reference_of
 from turngate.record.results import Record, load_record
 from turngate.record.summaries import VersionSummary
 from turngate.verdict.comparison import VerdictTable
@@ -46,6 +46,7 @@ def read_side(path: str | Path, *, lean: bool) -> Side:
         _refuse_incomplete(record.incomplete(), path)
         return Side(str(path), record)
     _refuse_incomplete(record.incomplete(), path)
+    earlier_rule(record, path)  # its rule and policy, refused here in the full reading's own line
     m = record.meta
     own = record.runs_for(m.version)
     reference = reference_of(record)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-RULE = 5  # the decision rule's version: bump when decide()/confirm.py judge differently for the same knobs
+RULE = 1  # the decision rule's version: bump when decide()/confirm.py judge differently for the same knobs
 
 
 def knob(default: float | int, meaning: str, why: str, group: str) -> Any:

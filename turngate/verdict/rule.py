@@ -15,6 +15,8 @@ from turngate.verdict.policy import DEFAULT, RULE, GatePolicy
 
 __all__ = ["RULE", "earlier", "judged_with", "policy_of"]
 
+SET_BY_A_GATE = frozenset({"rerun_budget"})  # the knobs a gate's flags set (--rerun-budget)
+
 
 def judged_with(ref: Any = None, source: dict[str, str] | None = None, policy: GatePolicy = DEFAULT) -> JudgedWith:
     """meta.judged_with for a record judged now against `ref` (a Reference narrowed to the
@@ -33,9 +35,15 @@ def policy_of(meta: Any, where: Any = "results file") -> GatePolicy:
     if j is None or j.rule != RULE:
         return DEFAULT
     try:
-        return GatePolicy.from_dict(j.policy)
+        policy = GatePolicy.from_dict(j.policy)
     except (TypeError, ValueError) as exc:
         raise RecordError(f"{where}: meta.judged_with.policy: {exc} (the file was edited)") from None
+    # a gate sets one knob (--rerun-budget); any other differing from the rule's is an edit
+    for name, value in policy.as_dict().items():
+        if name not in SET_BY_A_GATE and value != (want := DEFAULT.as_dict()[name]):
+            raise RecordError(f"{where}: meta.judged_with.policy: {name} is {value!r}, rule {RULE} says {want!r} "
+                              "(the file was edited)")
+    return policy
 
 
 def earlier(meta: Any, where: Any = "results file") -> str | None:
