@@ -32,7 +32,6 @@ import json
 import os
 import random
 import re
-import signal
 import socket
 import sys
 from dataclasses import dataclass
