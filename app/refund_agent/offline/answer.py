@@ -5,7 +5,6 @@ states money as "129.00 EUR" and dates as "2026-10-18".
 """
 from __future__ import annotations
 
-import re
 from datetime import date
 from typing import Any
 
