@@ -18,11 +18,12 @@ retry-after-ms and x-ratelimit-* headers), --error-rate answers that share of ad
 arrives (a server killed mid-run, for tests). One line `serving on http://HOST:PORT/v1` on
 stdout when ready; --port 0 picks a free port.
 
-It stays responsive: the offline model runs in --workers processes (never on the event loop,
-so GET /v1/models and other requests answer while a huge message is worked on), a body over
-4 MiB gets 413 and one nested deeper than 64 gets 400 before anything parses it, every error
-(404 and 405 included) has an OpenAI-style JSON body, and SIGTERM stops it within about a
-second even with model work in flight.
+It stays responsive: the offline model runs in --workers processes plus one kept for bodies up
+to 64 KiB (serve_workers.py; never on the event loop, so GET /v1/models and small requests
+answer while huge messages are worked on), a client that disconnects has its work stopped, a
+body over 4 MiB (MAX_BODY_BYTES, the documented limit) gets a 413 JSON error and one nested
+deeper than 64 gets 400 before anything parses it, every error (404 and 405 included) has an
+OpenAI-style JSON body, and SIGTERM stops it within about a second even with model work in flight.
 """
 from __future__ import annotations
 
@@ -281,7 +282,8 @@ def parse_args(argv: list[str] | None) -> Options:
     p.add_argument("--log-requests", action="store_true",
                    help="stdout lines per chat request: when the model starts on it, and its status")
     p.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1),
-                   help="processes running the offline model (default: the CPU count, at most 4)")
+                   help="processes running the offline model (default: the CPU count, at most 4; "
+                        "one more is kept for bodies up to 64 KiB)")
     a = p.parse_args(argv)
     if a.die_after is not None and a.die_after < 0:
         p.error("--die-after must be 0 or more")

@@ -228,8 +228,10 @@ _EXCEPT = re.compile(r"(?:\bnot|\bexcept(?: for)?|\bexcluding|\bother than|\bapa
 def excluded_orders(clause_text: str) -> list[str]:
     """Order ids a negation or an "except" right before them leaves out of the clause."""
     from .entities import order_mentions
+    # The cue ends right before the list (the pattern ends in $): it is looked for in the text
+    # before the list up to CLAUSE_LOOKAHEAD back, not in all of it again for every id.
     return list(dict.fromkeys(oid for oid, _, _, head in order_mentions(clause_text)
-                              if _EXCEPT.search(clause_text[:head])))
+                              if _EXCEPT.search(clause_text, max(0, head - CLAUSE_LOOKAHEAD), head)))
 
 
 _DE_NEG = re.compile(r"\bnicht\b|\bnichts\b|\bkein(?:e|en|er)?\b", re.I)

@@ -172,8 +172,11 @@ AUTHORITY = _rx(
 IGNORE_RULES = _rx(r"\b(?:ignore|disregard|forget|override|bypass|skip|waive|suspend)\b[^.?!]*\b(?:rules?|"
                    r"instructions?|polic(?:y|ies)|limits?|checks?|restrictions?|guidelines|prompt)\b"
                    r"|\bdeveloper mode\b|\bjailbreak\b|\bno (?:rules|limits)\b")
+# "system:" at the start or on a line of its own. Only whether it matches is used, so after a
+# newline only spaces and tabs are skipped: the run's last newline matches when any would
+# (with \s* every newline of a long run of them was tried against the whole run).
 INJECTION = _rx(r"\[\s*(?:tool|function)[_ ]?(?:result|output|response|call)|<\s*/?\s*(?:tool|function)[_ ]?\w*\s*>"
-                r"|\btool[_ ](?:result|output)\s*[:=]|\[\s*system\b|(?:^|\n)\s*system\s*:|\bsystem (?:note|message|"
+                r"|\btool[_ ](?:result|output)\s*[:=]|\[\s*system\b|^\s*system\s*:|\n[^\S\n]*system\s*:|\bsystem (?:note|message|"
                 r"override|update|notice|alert|admin)\s*:|\{\s*\"(?:eligible|ok|approved|override)\"|\bfunction[_ ]result\b"
                 r"|\bassistant\s*:\s*\{")
 INJECTED_ELIGIBLE = _rx(r"\"?eligible\"?\s*[:=]\s*\"?true|\beligible\s*:?\s*yes\b|\bwithin (?:the )?(?:return )?window\b")
