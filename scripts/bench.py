@@ -45,8 +45,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from turngate.core.project import make_importable
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # app/ (the system under test) is not packaged: run from any directory
+make_importable(REPO)  # app/ (the system under test) is not packaged: run from any directory
 
 from app.refund_agent.client import aask_agent  # noqa: E402
 from turngate.gate.run import DEFAULT_DATASET, agents_for, execute, new_record  # noqa: E402

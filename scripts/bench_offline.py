@@ -16,8 +16,10 @@ import sys
 import time
 from pathlib import Path
 
+from turngate.core.project import make_importable
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+make_importable(REPO)  # app/ (the system under test) is not packaged: run from any directory
 
 from app.refund_agent.serve_chat import complete  # noqa: E402
 from app.refund_agent.versions import load_version  # noqa: E402

@@ -32,7 +32,7 @@ def test_a_deleted_email_clause_is_caught_on_every_held_out_seed_naming_the_row(
     out = tmp_path / "power.json"
     assert gate_power.main(["--version", "v3", "--trials", "1", "--blocks", "2", "--seeds", "400-401",
                             "--variants", "no-clause-6", "--parallelism", "8", "--out", str(out)]) == 0
-    (email,) = json.loads(out.read_text())["results"]["1"]
+    (email,) = json.loads(out.read_text())["results"]["default/1"]
     assert email["failed"] == email["gates"] == 2
     assert all(any(x.startswith("mass_email / ") for x in b["gave_away"]) for b in email["blocks"])
     assert "gate power: v3" in capsys.readouterr().out

@@ -163,20 +163,24 @@ def merged_record(shards: list[tuple[Path, Record]], argv: list[str]) -> Record:
     return record
 
 
-def rerun_plan(record: Record, reference) -> dict[str, list[int]]:
-    """The confirmation reruns the merged gate runs call for (as turngate.gate.run.confirm_async plans them)."""
+def rerun_plan(record: Record, reference) -> tuple[dict[str, list[int]], dict]:
+    """The confirmation reruns the merged gate runs call for (as turngate.gate.run.confirm_async plans them),
+    and the rows among them that stop early."""
     from turngate.verdict.decide import plan_reruns
     from turngate.verdict.summary import summarise
 
     conf = record.meta.confirm
     if not conf or not conf.get("enabled"):
-        return {}
+        return {}, {}
     bars = record.meta.thresholds
     cand = summarise(record.runs_for(record.meta.version), record.row_by_id(), bars, record.meta.trials)
+    from turngate.verdict.decide import rerun_stops
     from turngate.verdict.rule import policy_of
 
-    return plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars),
-                       policy=policy_of(record.meta))
+    policy = policy_of(record.meta)
+    return (plan_reruns(cand, reference, record.meta.seeds, fixed=conf.get("k"), below_bar=cand.below(bars),
+                        policy=policy),
+            rerun_stops(cand, reference, fixed=conf.get("k"), below_bar=cand.below(bars), policy=policy))
 
 
 def run_reruns(a: argparse.Namespace, record: Record, reference, out: Path) -> bool:
@@ -226,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             outputs.append(path)
     shards = load_shards(a.shards)
     record = merged_record(shards, argv)
-    from turngate.gate.recheck import earlier_rule, file_reference, reference_of
+    from turngate.gate.recheck import earlier_rule, file_reference, reference_of, wanted_reruns
     from turngate.gate.run import keep_reference
 
     if earlier_rule(record, a.shards[0]):  # shards of an earlier layout carry no copy: their file, kept now
@@ -234,9 +238,10 @@ def main(argv: list[str] | None = None) -> int:
         keep_reference(record, reference, record.meta.reference)
     else:
         reference = reference_of(record)
-    want = rerun_plan(record, reference)
-    wanted = {(rid, s) for rid, seeds in want.items() for s in seeds}
+    want, stops = rerun_plan(record, reference)
     reruns = [r for r in record.runs if r.stage == "confirm"]
+    # a row that stops early: the shards' reruns of it, in plan order, up to what the merged rule calls for
+    wanted = set(wanted_reruns(record, reference, want, stops))
     extra = [r for r in reruns if (r.row_id, r.trial) not in wanted or r.version != record.meta.version]
     missing = wanted - {(r.row_id, r.trial) for r in reruns if r.version == record.meta.version}
     if missing and not (a.version or a.agent):

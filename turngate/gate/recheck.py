@@ -125,7 +125,7 @@ def confirm_problem(record: Record, reference: Any, *, summary: Any = None) -> s
     its candidate's planned runs summarised with its bars, when the caller has it."""
     from collections import Counter
 
-    from turngate.verdict.decide import plan_reruns, rerun_stops, reruns_needed
+    from turngate.verdict.decide import plan_reruns, rerun_stops
     from turngate.verdict.rule import policy_of
     from turngate.verdict.summary import summarise
 
@@ -148,23 +148,34 @@ def confirm_problem(record: Record, reference: Any, *, summary: Any = None) -> s
     if {k: sorted(v) for k, v in (conf.get("rows") or {}).items()} != {k: sorted(v) for k, v in plan.items()}:
         return "meta.confirm.rows is not the plan its planned runs call for"
     stops = rerun_stops(cand, reference, fixed=conf.get("k"), below_bar=cand.below(bars), policy=policy)
-    want: Counter = Counter()
-    by_key = {(r.row_id, r.trial): r for r in runs if r.stage == "confirm" and r.version == m.version}
+    want = Counter(wanted_reruns(record, reference, plan, stops))
+    if missing := sorted(want - have):
+        return f"{len(missing)} of {sum(want.values())} confirmation reruns missing, e.g. {missing[0][0]} seed {missing[0][1]}"
+    if extra := sorted(have - want):
+        return f"{len(extra)} confirmation rerun(s) not in the plan (or duplicated), e.g. {extra[0][0]} seed {extra[0][1]}"
+    return None
+
+
+def wanted_reruns(record: Record, reference: Any, plan: dict[str, list[int]], stops: dict) -> list[tuple[str, int]]:
+    """(row, seed) of every rerun the plan calls for given the reruns the record holds: all of a
+    row's planned seeds, or for a row that stops early (stops) as many of them, in order, as the
+    reruns it made called for (the next batch, when they call for more)."""
+    from turngate.verdict.decide import reruns_needed
+
+    m = record.meta
+    by_key = {(r.row_id, r.trial): r for r in record.runs if r.stage == "confirm" and r.version == m.version}
+    out = []
     for rid, seeds in plan.items():
         n = len(seeds)
-        if rid in stops:  # as many of its planned seeds, in order, as its reruns made called for
+        if rid in stops:
             made = []
             for s in seeds:
                 if (rid, s) not in by_key:
                     break
                 made.append(by_key[(rid, s)])
             n = min(len(seeds), reruns_needed(stops[rid], made, reference))
-        want.update((rid, s) for s in seeds[:n])
-    if missing := sorted(want - have):
-        return f"{len(missing)} of {sum(want.values())} confirmation reruns missing, e.g. {missing[0][0]} seed {missing[0][1]}"
-    if extra := sorted(have - want):
-        return f"{len(extra)} confirmation rerun(s) not in the plan (or duplicated), e.g. {extra[0][0]} seed {extra[0][1]}"
-    return None
+        out += [(rid, s) for s in seeds[:n]]
+    return out
 
 
 def recompute(record: Record, path: Any = None, reference: Any = False, reference_label: str | None = None):
