@@ -2,7 +2,7 @@
 record whose agent's code changed since the run, since finishing it would mix two agents' runs.
 
 What counts as the agent's code is found from the `--agent` module alone, by one rule:
-- a module inside a package (`app.refund_agent`, `examples.faq_bot`): every `.py` file under
+- a module inside a package (`app.agent`, `examples.faq_bot`): every `.py` file under
   its top-level package (`app/`, `examples/`), recursively: an agent's prompt, tools and
   helpers usually live beside it in the same package, and a whole package is cheap to hash;
 - a module outside a package (`bot.py` in the project folder): the `.py` files of its own
