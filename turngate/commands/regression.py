@@ -436,11 +436,10 @@ def run(a: argparse.Namespace, argv: list[str]) -> int:
     m = record.meta
     if a.dry_run:  # every check above made; nothing run, no results file
         print_plan(gate.pairs, agents, a.out, settings)
-        from turngate.gate.dry_run import sensitivity_line
+        from turngate.gate.sight import line, of_record
 
-        console.print(sensitivity_line(reference, [r.id for r in gate.rows], m.trials, m.thresholds,
-                                       confirm=settings.confirm, confirm_k=settings.confirm_k),
-                      markup=False, highlight=False)
+        # the statement the gate prints after its verdict, from the same settings and policy
+        console.print(line(of_record(record, reference)), markup=False, highlight=False)
         return cli.EXIT_PASS
     name = f"{m.version}-vs-{m.baseline}" if m.baseline else m.version
     path = a.results_path = cli.new_results_path(a.out, name)  # a new file, never another run's

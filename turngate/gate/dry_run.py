@@ -59,15 +59,6 @@ def plan_lines(pairs: list[tuple[Row, int]], versions: list[tuple[str, str]], ou
     return lines
 
 
-def sensitivity_line(reference, rows: list[str], trials: int, bars: dict[str, float], *, confirm: bool,
-                     confirm_k: int | None) -> str:
-    """What the gate would be able to see, before any call (turngate/gate/sight.py): the same
-    statement the gate prints after its verdict, so trials can be sized to a budget."""
-    from turngate.gate.sight import line, statement
-
-    return line(statement(reference, rows, trials, bars, confirm=confirm, fixed=confirm_k))
-
-
 def usage_line(record: Record) -> str | None:
     """`agent model calls: 401 in 74 runs (+318 in 40 confirmation reruns); 2,237,713 prompt + ...`,
     summed from each run's Turn.usage: counted in the process that ran it, so every executor
