@@ -194,7 +194,8 @@ def lean_outcome(path: Path, truth: tuple, forked: bool = False) -> tuple:
 def _shard_edited(data: dict, new: dict) -> bool:
     # merge's own rule: it takes only shard K/N of one plan (meta.shard, which no other reader reads)
     meta = new.get("meta")
-    return isinstance(meta, dict) and meta.get("shard") != data["meta"]["shard"]
+    # as JSON, not ==: a retyped value (1 -> true) is an edit though Python calls them equal
+    return isinstance(meta, dict) and json.dumps(meta.get("shard")) != json.dumps(data["meta"]["shard"])
 
 
 def check_one_edit(data: dict, edit) -> tuple:

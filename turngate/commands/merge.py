@@ -27,7 +27,7 @@ from turngate.core import cli_support as cli
 from turngate.core.agent_code import code_changed
 from turngate.core.errors import ConfigError
 from turngate.output.console import console
-from turngate.record.results import Record, load_record, plan_of, save_record
+from turngate.record.results import Record, load_record, plan_of, save_record, shard_problem
 
 
 def parser() -> argparse.ArgumentParser:
@@ -74,22 +74,6 @@ def _hints(shards: list[tuple[Path, Record]]) -> list[str]:
     return sorted({s.meta.shard.get("hints") or "no stored counts" for _, s in shards})
 
 
-_SHARD_TYPES = {"index": int, "count": int, "plan": str, "rows": dict}  # what merge reads of meta.shard
-
-
-def _shard_problem(shard: dict) -> str | None:
-    """Which part of a shard's meta.shard (turngate/jobs/shards.py writes it) has not the shape merge reads."""
-    for key, kind in _SHARD_TYPES.items():
-        value = shard.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            return f"{key} is {value!r}, not {'an' if kind is int else 'a'} {kind.__name__}"
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in shard["rows"].items()):
-        return "rows is not row ids to sha256s"
-    if not isinstance(shard.get("hints"), str | None):
-        return f"hints is {shard['hints']!r}, not a path"
-    return None
-
-
 def load_shards(paths: list[str]) -> list[tuple[Path, Record]]:
     """Every shard once, complete, of one plan; else a ConfigError (one line)."""
     shards = []
@@ -100,7 +84,7 @@ def load_shards(paths: list[str]) -> list[tuple[Path, Record]]:
             raise ConfigError(f"{p}: already a merged record of {sh['count']} shard(s); give the shards' own files")
         if not sh or "index" not in sh:
             raise ConfigError(f"{p}: not a shard record (no meta.shard; it was not run with --shard K/N)")
-        if problem := _shard_problem(sh):
+        if problem := shard_problem(sh):
             raise ConfigError(f"{p}: meta.shard.{problem} (the file was edited)")
         if line := record.incomplete():
             raise ConfigError(f"{p}: shard {sh['index']}/{sh['count']} is {line}; finish it with "

@@ -390,6 +390,22 @@ def reference_sha256(copy: dict[str, Any] | None) -> str | None:
     return None if copy is None else hashlib.sha256(_canonical(copy)).hexdigest()
 
 
+_SHARD_TYPES = {"index": int, "count": int, "plan": str, "rows": dict}  # what merge reads of meta.shard
+
+
+def shard_problem(shard: dict) -> str | None:
+    """Which part of a shard's meta.shard (turngate/jobs/shards.py writes it) has not the shape merge reads."""
+    for key, kind in _SHARD_TYPES.items():
+        value = shard.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return f"{key} is {value!r}, not {'an' if kind is int else 'a'} {kind.__name__}"
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in shard["rows"].items()):
+        return "rows is not row ids to sha256s"
+    if not isinstance(shard.get("hints"), str | None):
+        return f"hints is {shard['hints']!r}, not a path"
+    return None
+
+
 def _rows_not_selected(record: Record) -> str | None:
     """Where the record's rows are not exactly its selection of its dataset's rows (a row
     deleted from rows, plan and runs, or one added), in one line; None: they are. A shard's rows
@@ -399,6 +415,8 @@ def _rows_not_selected(record: Record) -> str | None:
                                                        for r in record.rows]
     want = selected_rows(m.dataset_rows or [], m.selection or {})
     if m.shard and "index" in m.shard:
+        if problem := shard_problem(m.shard):  # every reader, in merge's own words
+            return f"meta.shard.{problem} (the file was edited)"
         if list((m.shard.get("rows") or {}).items()) != want:
             return "meta.shard.rows are not the selection of the dataset rows the record names (meta.dataset_rows)"
         at = {e: i for i, e in enumerate(want)}
