@@ -96,8 +96,16 @@ class ConfirmPlan(TypedDict, total=False):
 _CONFIRM = TypeAdapter(ConfirmPlan)
 
 
+MAX_CONFIRM_K = 1000  # --confirm K: reruns per flagged row; a record asking more is refused, never planned
+
+
 def _confirm_shape(conf: dict[str, Any] | None) -> dict[str, Any] | None:
-    return None if conf is None else dict(_CONFIRM.validate_python(conf))
+    if conf is None:
+        return None
+    conf = dict(_CONFIRM.validate_python(conf))
+    if (k := conf.get("k")) is not None and not 1 <= k <= MAX_CONFIRM_K:
+        raise ValueError(f"meta.confirm.k is {k}, not 1-{MAX_CONFIRM_K} reruns per flagged row")
+    return conf
 
 
 class JudgedWith(BaseModel):
