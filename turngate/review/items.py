@@ -76,7 +76,8 @@ def _file_sha256(path: Path) -> str:
 
 
 def _conversation_items(paths: list[Path], label: str) -> list[Item]:
-    from turngate.simulation.run import load_record_file  # only a simulation review pays for evaluatorq.simulation
+    # only a simulation review pays for importing evaluatorq.simulation
+    from turngate.simulation.run import load_record_file
     from turngate.sources.dataset import DatasetError
 
     out = []
