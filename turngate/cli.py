@@ -19,6 +19,7 @@ COMMANDS = {
     "calibrate-judge": "turngate.commands.calibrate_judge",
     "simulate": "turngate.commands.simulate",
     "merge": "turngate.commands.merge",
+    "review": "turngate.commands.review",
 }
 
 SUMMARY = {
@@ -31,6 +32,7 @@ SUMMARY = {
     "calibrate-judge": "measure a judge against human labels",
     "simulate": "simulated users against an agent; failures become dataset rows",
     "merge": "merge the shards of one gate into one results file and verdict",
+    "review": "read failing runs in a local page: notes, labels, failure modes, their export",
 }
 
 
