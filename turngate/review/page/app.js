@@ -172,7 +172,7 @@
       return true;
     });
     const i = keepCurrent && current ? S.filtered.indexOf(current) : -1;
-    S.at = i >= 0 ? i : Math.min(S.at, Math.max(S.filtered.length - 1, 0));
+    S.at = i >= 0 ? i : keepCurrent ? 0 : Math.min(S.at, Math.max(S.filtered.length - 1, 0));
   }
 
   function renderProgress() {
