@@ -393,3 +393,66 @@ def test_kill_9_loses_nothing_and_the_page_resumes_where_it_stopped(real_gate_re
         assert code == 0, err
     finally:
         again.kill()
+
+
+# --- the other modules' entry points, as this server calls them (stand-ins: the wiring only) -----
+
+def test_suggest_and_export_call_the_review_modules_by_their_names(served, monkeypatch, tmp_path):
+    import types
+    from dataclasses import dataclass
+
+    @dataclass
+    class Suggestion:
+        runs: list
+        name: str
+        notes: list
+
+    seen = {}
+
+    def suggest(notes, model=None):
+        seen["suggest"] = (dict(notes), model)
+        return [Suggestion(runs=list(notes), name="refunds", notes=list(notes.values()))]
+
+    def export(state, items, out_dir, *, rows=None, dataset=None):
+        seen["export"] = (state, len(items), out_dir, rows)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "taxonomy.md").write_text("# modes\n")
+        return [out_dir / "taxonomy.md"]
+
+    monkeypatch.setitem(sys.modules, "turngate.review.grouping", types.SimpleNamespace(suggest=suggest))
+    monkeypatch.setitem(sys.modules, "turngate.review.export", types.SimpleNamespace(export=export))
+    k = first(served)
+    served.post("/api/event", json={"op": "note", **k, "text": "refunded outside the window"}, headers=auth(served))
+    served.session.model = "openai:gpt-x"
+    r = served.post("/api/suggest", json={}, headers=auth(served))
+    assert r.status_code == 200
+    assert r.json()["suggestions"] == [{"name": "refunds", "runs": [[k["source"], k["run"]]],
+                                        "notes": ["refunded outside the window"]}]
+    assert seen["suggest"] == ({(k["source"], k["run"]): "refunded outside the window"}, "openai:gpt-x")
+    r = served.post("/api/export", json={"rows": [[k["source"], k["run"]]]}, headers=auth(served))
+    assert r.status_code == 200 and r.json()["paths"] == [str(tmp_path / "export" / "taxonomy.md")]
+    state, n, out_dir, rows = seen["export"]
+    assert state is served.session.store.state and n == 12 and out_dir == tmp_path / "export"
+    assert rows == {(k["source"], k["run"])}
+    assert served.post("/api/export", json={"rows": "all"}, headers=auth(served)).status_code == 400
+
+
+def test_the_export_flag_calls_export_and_prints_its_paths(tmp_path, monkeypatch, capsys):
+    import types
+
+    from turngate.commands import review
+
+    path = review_record(tmp_path)
+    ReviewStore(tmp_path / "v2.review.jsonl").load()
+    calls = []
+
+    def export(state, items, out_dir, *, rows=None, dataset=None):
+        calls.append((state.events, len(items), out_dir))
+        return [out_dir / "taxonomy.md", out_dir / "taxonomy.json"]
+
+    monkeypatch.setitem(sys.modules, "turngate.review.export", types.SimpleNamespace(export=export))
+    assert review.main([str(path), "--export", str(tmp_path / "out")]) == 0
+    assert calls == [(0, 12, tmp_path / "out")]
+    assert capsys.readouterr().out.splitlines() == [str(tmp_path / "out" / "taxonomy.md"),
+                                                    str(tmp_path / "out" / "taxonomy.json")]
+    assert review.default_export_dir(Path("results/v2.review.jsonl")) == Path("results/v2.review.export")
