@@ -456,3 +456,28 @@ def test_the_export_flag_calls_export_and_prints_its_paths(tmp_path, monkeypatch
     assert capsys.readouterr().out.splitlines() == [str(tmp_path / "out" / "taxonomy.md"),
                                                     str(tmp_path / "out" / "taxonomy.json")]
     assert review.default_export_dir(Path("results/v2.review.jsonl")) == Path("results/v2.review.export")
+
+
+def test_simulated_conversations_are_served_too(tmp_path):
+    """A results/sim-*/ folder: its review file inside it, each conversation a run of the queue."""
+    done = subprocess.run([sys.executable, "evals/simulate.py", "--seeds", "1", "--only-scenario", "late_return_a1005",
+                           "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr
+    (folder,) = tmp_path.glob("sim-*")
+    items = load_items([folder])
+    from turngate.review.store import sidecar_for
+
+    assert sidecar_for(folder) == folder / "review.jsonl"
+    store = ReviewStore(sidecar_for(folder))
+    store.load()
+    session = Session(items, store)
+    session.hosts = {HOST}
+    client = TestClient(build_app(session), base_url=f"http://{HOST}")
+    q = client.get("/api/queue", headers={"X-Review-Token": session.token}).json()
+    assert q["runs"] == len(items) and {i["stage"] for i in q["items"]} == {"simulation"}
+    it = q["items"][0]
+    t = client.get("/api/run", params={"source": q["sources"][it["s"]]["digest"], "run": it["run"]},
+                   headers={"X-Review-Token": session.token}).json()
+    assert t["stage"] == "simulation" and t["scenario"] == "late_return_a1005" and t["messages"]
+    assert load_items([folder]) == items  # the review file beside them is not read as a conversation
+    store.close()

@@ -195,6 +195,11 @@
     if (lo > 0) list.append(el("li", { class: "more", text: `… ${lo} before` }));
     for (let i = lo; i < hi; i++) {
       const it = S.filtered[i], k = itemKey(it);
+      if (!it.failed && (i === 0 || S.filtered[i - 1].failed)) {
+        list.append(el("li", { class: "section", text: "passing: a sample" }));
+      } else if (it.failed && i === lo) {
+        list.append(el("li", { class: "section", text: "failing runs" }));
+      }
       const label = S.labels.get(k), mode = S.assigned.get(k);
       const li = el("li", {
         class: ["q", it.failed ? "failing" : "passing", i === S.at ? "current" : "", reviewedKey(k) ? "done" : ""].join(" "),
@@ -493,8 +498,10 @@
         if (ev.target.checked) S.selected.add(e.k); else S.selected.delete(e.k);
         renderNotes();
       } }),
-      el("span", { class: "where", text: it ? `${it.row} · ${it.version} #${it.trial}` : "(a run of another file)" }),
-      el("span", { class: "text", text: e.text }),
+      el("div", { class: "body" },
+        el("span", { class: "where", text: it ? `${it.row} · ${it.version} ${it.stage === "gate" ? "#" + it.trial : it.stage}`
+          : "(a run of another file)" }),
+        el("span", { class: "text", text: e.text })),
       sel,
       it ? el("button", { type: "button", class: "open", text: "open", onclick: () => openRun(e.k) }) : null));
     });
@@ -554,8 +561,8 @@
           el("span", { class: "count", text: stats })),
         m.definition ? el("p", { class: "definition", text: m.definition }) : null,
         sum ? el("p", { class: "coverage " + sum.coverage.replace(" ", "-"), text: coverageText(sum) }) : null,
-        sum && sum.agreement.length ? el("p", { class: "agreement", text: "scorers failing its runs: " +
-          sum.agreement.slice(0, 4).map((a) => `${a.scorer} ${a.failed}/${a.runs}`).join(", ") }) : null,
+        sum && sum.agreement.some((a) => a.failed) ? el("p", { class: "agreement", text: "scorers failing its runs: " +
+          sum.agreement.filter((a) => a.failed).slice(0, 4).map((a) => `${a.scorer} ${a.failed}/${a.runs}`).join(", ") }) : null,
         el("div", { class: "actions" },
           el("button", { type: "button", text: "rename", onclick: () => startRename(li, m) }),
           merge,
