@@ -19,11 +19,13 @@ import re
 import selectors
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+import zlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,6 +74,83 @@ def address(proc, timeout: float = 60) -> str:
     raise SystemExit(f"evals review printed no address: {buf.decode(errors='replace')}")
 
 
+# --- small PNGs: the screenshot's colours cut to a palette (UI text and flat colours lose nothing visible)
+
+def _chunks(data: bytes):
+    pos = 8
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        yield kind, data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+
+
+def _pixels(png: bytes):
+    """An 8-bit RGB(A) PNG's pixels as an (h, w, 3) array (PNG's five row filters undone)."""
+    import numpy as np
+
+    idat, ihdr = b"", None
+    for kind, body in _chunks(png):
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+    w, h, depth, ctype, _, _, interlace = ihdr
+    if depth != 8 or ctype not in (2, 6) or interlace:
+        raise ValueError(f"not an 8-bit RGB(A) PNG: {ihdr}")
+    bpp = 3 if ctype == 2 else 4
+    raw, stride = zlib.decompress(idat), w * bpp
+    prev, rows = [0] * stride, []
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)]
+        if f == 0:
+            cur = list(line)
+        elif f == 2:
+            cur = [(v + u) & 255 for v, u in zip(line, prev, strict=True)]
+        else:
+            cur = [0] * stride
+            for x in range(stride):
+                a = cur[x - bpp] if x >= bpp else 0
+                b, c = prev[x], prev[x - bpp] if x >= bpp else 0
+                if f == 1:
+                    pred = a
+                elif f == 3:
+                    pred = (a + b) >> 1
+                else:
+                    q = a + b - c
+                    pa, pb, pc = abs(q - a), abs(q - b), abs(q - c)
+                    pred = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                cur[x] = (line[x] + pred) & 255
+        rows.append(cur)
+        prev = cur
+    return np.array(rows, dtype=np.uint8).reshape(h, w, bpp)[:, :, :3]
+
+
+def small_png(png: bytes, path: Path, colors: int = 64) -> None:
+    """png written as an 8-bit palette PNG of its `colors` most frequent colours (each other
+    colour as the nearest of them)."""
+    import numpy as np
+
+    img = _pixels(png)
+    h, w, _ = img.shape
+    flat = img.reshape(-1, 3).astype(np.uint32)
+    packed = (flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2]
+    uniq, inverse, counts = np.unique(packed, return_inverse=True, return_counts=True)
+    top = uniq[np.argsort(-counts, kind="stable")[:colors]]
+    rgb = lambda v: np.stack([(v >> 16) & 255, (v >> 8) & 255, v & 255], axis=1).astype(np.int32)  # noqa: E731
+    palette, every = rgb(top), rgb(uniq)
+    nearest = np.concatenate([((every[i:i + 4096, None, :] - palette[None]) ** 2).sum(axis=2).argmin(axis=1)
+                              for i in range(0, len(every), 4096)]).astype(np.uint8)
+    index = nearest[inverse.reshape(-1)].reshape(h, w)
+    raw = b"".join(b"\x00" + index[y].tobytes() for y in range(h))
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 3, 0, 0, 0))
+                     + chunk(b"PLTE", palette.astype(np.uint8).tobytes()) + chunk(b"IDAT", zlib.compress(raw, 9))
+                     + chunk(b"IEND", b""))
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--record", type=Path, help="a v2 gate record (default: run the gate now)")
@@ -118,7 +197,7 @@ def main() -> int:
                 page.keyboard.type("refund on a claimed approval")
                 page.keyboard.press("Enter")
                 expect(page.locator("#mode-now")).to_have_text("refund on a claimed approval")
-                page.screenshot(path=str(a.out / "review-run.png"))
+                small_png(page.screenshot(), a.out / "review-run.png")
 
                 # more runs read (through the same API the page calls), and their modes
                 q = api("/api/queue")
@@ -146,7 +225,7 @@ def main() -> int:
                 page.keyboard.press("m")
                 page.keyboard.type("refund")
                 expect(page.locator("#picker-list li")).to_have_count(3)
-                page.screenshot(path=str(a.out / "review-picker.png"))
+                small_png(page.screenshot(), a.out / "review-picker.png")
                 page.keyboard.press("Escape")
 
                 page.set_viewport_size({"width": 1200, "height": 900})
@@ -154,7 +233,7 @@ def main() -> int:
                 expect(page.locator("#modes-list li.mode .coverage").first).to_be_visible()
                 page.wait_for_function("document.querySelectorAll('#modes-list li.mode .coverage').length === "
                                        "document.querySelectorAll('#modes-list li.mode').length")
-                page.screenshot(path=str(a.out / "review-modes.png"))
+                small_png(page.screenshot(), a.out / "review-modes.png")
                 browser.close()
         finally:
             proc.send_signal(signal.SIGTERM)
