@@ -46,7 +46,8 @@ def render() -> str:
              "([your-agent.md](your-agent.md#project-defaults-toolturngate)). In this repository "
              "`python evals/<launcher>.py` runs the same subcommand (Northwind's own launchers, named "
              "under each heading). Exit codes: 0 pass, 1 fail (regressed), 2 cannot judge (bad input, "
-             "broken environment, interrupted); see [the gate](gate.md#exit-codes).",
+             "broken environment, interrupted); see [the gate](gate.md#exit-codes). "
+             "`evals review` walks through a review session in [review.md](review.md).",
              ""]
     parts += [f"- [`evals {sub}`](#evals-{sub}): {SUMMARY[sub]}" for sub in COMMANDS]
     for sub in COMMANDS:

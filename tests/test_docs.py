@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DOCS = REPO / "docs"
 PAGES = ["concepts", "dataset", "scorers", "gate", "your-agent", "plugins", "real-models", "ci", "simulation",
-         "northwind", "validation", "cli"]
+         "northwind", "validation", "cli", "review"]
 sys.path.insert(0, str(REPO / "scripts"))
 import gen_cli_docs  # noqa: E402  (a script, not a package)
 
