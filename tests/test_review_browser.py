@@ -87,6 +87,26 @@ def test_a_review_session_by_keyboard(tmp_path):
                 expect(page.locator("#note")).to_have_value("asked for the order number twice")
                 expect(page.locator("#label-now")).to_have_text("labelled pass")
 
+                # a second tab writes; the first sees it when it comes back to the front
+                other = browser.new_page()
+                other.on("pageerror", lambda e: problems.append(str(e)))
+                other.goto(review.url)
+                other.wait_for_selector("body[data-ready='1']")
+                other.keyboard.press("Home")
+                expect(other.locator("#run-head .row-id")).to_have_text("r0")
+                other.keyboard.press("n")
+                other.keyboard.type(" (seen twice)")
+                other.keyboard.press("Enter")
+                expect(other.locator("#note-status")).to_have_text("note saved")
+                other.close()
+                page.bring_to_front()
+                page.evaluate("window.dispatchEvent(new Event('focus'))")
+                page.keyboard.press("k")
+                expect(head).to_have_text("r0")
+                expect(page.locator("#note")).to_have_value("refunded outside the window (seen twice)")
+                page.keyboard.press("j")
+                expect(head).to_have_text("r2")
+
                 # modes from the picker: a new name creates one, a number picks one
                 page.keyboard.press("m")
                 expect(page.locator("#picker-input")).to_be_focused()

@@ -286,6 +286,25 @@ def test_argument_errors_are_one_line(tmp_path):
     assert "--port 70000" in one_line_exit_2([str(path), "--port", "70000"])
     line = one_line_exit_2([str(path), "--export", str(tmp_path / "out")])
     assert line.startswith(f"error: {tmp_path / 'v2.review.jsonl'}: no such review file")
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        line = one_line_exit_2([str(path), "--port", str(port)])
+    assert line.startswith(f"error: --port {port}: cannot listen on 127.0.0.1:{port}")
+
+
+def test_a_browser_is_opened_only_where_there_is_a_display(monkeypatch):
+    from turngate.commands.review import can_open_a_browser
+
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert not can_open_a_browser()  # webbrowser would start lynx or w3m in the server's terminal
+    monkeypatch.setenv("DISPLAY", ":0")
+    assert can_open_a_browser()
 
 
 def test_without_the_review_extra_it_says_how_to_get_it(tmp_path):

@@ -54,6 +54,16 @@ def default_export_dir(notes: Path) -> Path:
     return notes.with_name(name + ".export")
 
 
+def can_open_a_browser() -> bool:
+    """A graphical browser can be opened: on Linux and the BSDs only with a display (without one,
+    the webbrowser module would start a text browser in this terminal, over the server's output)."""
+    import os
+
+    if sys.platform in ("darwin", "win32") or os.environ.get("BROWSER"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def _have_extra() -> bool:
     try:
         import starlette  # noqa: F401
@@ -123,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{queued - sum(it.failed for it in items)} passing); notes in {notes}; Ctrl-C ends the session",
               flush=True)
         if not a.no_browser:
+            if not can_open_a_browser():
+                print("  no display here: open the address in a browser yourself (or forward the port: ssh -L)",
+                      flush=True)
+                return
             import threading
             import webbrowser
 

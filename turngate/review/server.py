@@ -287,6 +287,8 @@ def build_app(session: Session):
                     isinstance(x, str) for x in k) for k in rows):
                 return _error(400, "rows: a list of [source, run] pairs")
             rows = {(s, r) for s, r in rows}
+        if session.export_dir is None:
+            return _error(400, "no export folder for this session (evals review --out DIR)")
         with session.lock:
             session.store.refresh()
             try:
