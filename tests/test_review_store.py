@@ -186,3 +186,24 @@ def test_coverage_names_the_scorer_that_fails_a_mode(tmp_path):
     m = out["m-j"]
     assert (m.reviewed, m.count) == (4, 1)
     assert m.interval[0] < m.share == 0.25 < m.interval[1]
+
+
+def test_coverage_by_todays_suite_overrides_the_recorded_verdicts(tmp_path):
+    """A scorer written after the review covers its mode on the next export, without a rerun."""
+    from turngate.review.rescore import rescored
+
+    items = load_items([_record(tmp_path)])
+    clean = [it for it in items if not it.failed][:2]
+    s = ReviewStore(tmp_path / "c.review.jsonl")
+    s.load()
+    s.append({"op": "mode.create", "mode": "m-new", "name": "claims a refund it never made"})
+    for it in clean:
+        s.append({"op": "assign", "source": it.key[0], "run": it.key[1], "mode": "m-new"})
+    by_key = {it.key: it for it in items}
+    assert summarise(s.state, by_key)[0].coverage == "uncovered"  # no recorded verdict failed them
+    now = {it.key: {"refund_outcome": False} for it in clean}  # as if a new scorer failed them
+    assert summarise(s.state, by_key, now)[0].covered_by == "refund_outcome"
+    # rescored runs the real suite: today's refund_outcome on these stored turns is what the record says
+    again = rescored(clean, scorers=["refund_outcome", "tool_use"], judge=None)
+    assert {k: v["refund_outcome"] for k, v in again.items()} == {
+        it.key: it.payload[0].verdicts["refund_outcome"].passed for it in clean}
