@@ -158,6 +158,29 @@ def test_a_review_session_by_keyboard(tmp_path):
                 st = review.ok("/api/state")
                 assert [m["name"] for m in st["modes"]] == ["asks twice", "refund outside the window"]
                 assert len(st["notes"]) == 3 and len(st["assigned"]) == 3
+                # split: select a note (x) of "asks twice", split it out; then delete that mode (two clicks)
+                page.keyboard.press("Escape")
+                page.keyboard.press("j")
+                page.keyboard.press("j")
+                page.keyboard.press("x")
+                expect(page.locator("#notes-list li.note.selected")).to_have_count(1)
+                named("asks twice").get_by_role("button", name="split 1 selected").click()
+                page.keyboard.type("refund twice")
+                page.keyboard.press("Enter")
+                expect(modes).to_have_count(3)
+                expect(named("refund twice").locator(".count")).to_contain_text("1 run")
+                named("refund twice").get_by_role("button", name="delete").click()
+                named("refund twice").get_by_role("button", name="delete: click again").click()
+                expect(modes).to_have_count(2)
+                assert len(review.ok("/api/state")["assigned"]) == 2  # its run is in no mode now
+
+                # rename, by keyboard from the mode's own button
+                named("asks twice").get_by_role("button", name="rename").focus()
+                page.keyboard.press("Enter")
+                page.keyboard.press("Control+a")
+                page.keyboard.type("asks for what it has")
+                page.keyboard.press("Enter")
+                expect(named("asks for what it has")).to_have_count(1)
 
                 if HAVE_EXPORT:
                     page.click("#export-button")

@@ -11,7 +11,7 @@
   const S = {
     sources: [], queue: [], filtered: [], at: 0, view: "review",
     events: 0, notes: new Map(), labels: new Map(), assigned: new Map(), modes: [], position: null,
-    runs: new Map(), taxonomy: null, selected: new Set(), noteAt: 0, pendingPosition: null,
+    runs: new Map(), taxonomy: null, armed: null, selected: new Set(), noteAt: 0, pendingPosition: null,
     positionTimer: null, shown: null,
   };
   const key = (source, run) => source + "\u0000" + run;
@@ -280,7 +280,7 @@
     if (document.activeElement !== note) note.value = S.notes.get(k) || "";
     const mode = S.assigned.get(k);
     $("mode-now").textContent = mode && modeById(mode) ? modeById(mode).name : "no mode";
-    $("note-status").textContent = S.notes.has(k) ? "" : "";
+    $("note-status").textContent = "";
   }
 
   function renderTranscript(t) {
@@ -539,6 +539,12 @@
   }
 
   function renderModes() {
+    const active = document.activeElement;
+    if (active && active.tagName === "INPUT" && $("modes-list").contains(active)) {
+      S.modesStale = true; // a rename or split being typed: drawn again once it is done
+      return;
+    }
+    S.modesStale = false;
     const list = clear($("modes-list"));
     const tax = S.taxonomy && S.taxonomy.events === S.events ? S.taxonomy : null;
     const byId = new Map(((tax && tax.modes) || []).map((m) => [m.id, m]));
@@ -568,12 +574,12 @@
           merge,
           el("button", { type: "button", text: `split ${selectedOf(m.id).length} selected`, disabled: !selectedOf(m.id).length,
             onclick: () => startSplit(li, m) }),
-          el("button", { type: "button", class: "danger", text: "delete", onclick: (ev) => {
-            const b = ev.target;
-            if (b.dataset.armed) { send({ op: "mode.delete", mode: m.id }).then((ok) => ok && afterModeChange()); return; }
-            b.dataset.armed = "1";
-            b.textContent = "delete: click again";
-          } })));
+          el("button", { type: "button", class: "danger", text: S.armed === m.id ? "delete: click again" : "delete",
+            onclick: () => {
+              if (S.armed !== m.id) { S.armed = m.id; renderModes(); return; } // a second click deletes
+              S.armed = null;
+              send({ op: "mode.delete", mode: m.id }).then((ok) => ok && afterModeChange());
+            } })));
       list.append(li);
     });
     if (!S.modes.length) list.append(el("li", { class: "meta", text: "No modes yet: create one above, or suggest groups from the notes." }));
@@ -589,11 +595,24 @@
     const form = el("form", { class: "inline", onsubmit: async (ev) => {
       ev.preventDefault();
       if (!name.value.trim()) return;
-      if (await send({ op: "mode.update", mode: m.id, name: name.value, definition: def.value })) afterModeChange();
+      if (await send({ op: "mode.update", mode: m.id, name: name.value, definition: def.value })) {
+        document.activeElement.blur();
+        afterModeChange();
+      }
     } }, name, def, el("button", { type: "submit", text: "save" }));
-    form.addEventListener("keydown", (ev) => { if (ev.key === "Escape") { ev.stopPropagation(); renderModes(); } });
+    leaveForm(form);
     li.append(form);
     name.focus();
+  }
+
+  // Esc leaves a rename or split form; so does moving the focus out of it
+  function leaveForm(form) {
+    form.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape") { ev.stopPropagation(); document.activeElement.blur(); renderModes(); }
+    });
+    form.addEventListener("focusout", () => setTimeout(() => {
+      if (!form.contains(document.activeElement) && form.isConnected) renderModes();
+    }, 0));
   }
 
   function startSplit(li, m) {
@@ -603,11 +622,12 @@
       ev.preventDefault();
       if (!name.value.trim()) return;
       if (await send({ op: "mode.split", mode: m.id, new: newModeId(), name: name.value, definition: "", runs })) {
+        document.activeElement.blur();
         S.selected.clear();
         afterModeChange();
       }
     } }, name, el("button", { type: "submit", text: `split ${runs.length} run(s) out` }));
-    form.addEventListener("keydown", (ev) => { if (ev.key === "Escape") { ev.stopPropagation(); renderModes(); } });
+    leaveForm(form);
     li.append(form);
     name.focus();
   }
