@@ -428,9 +428,17 @@ def test_suggest_and_export_call_the_review_modules_by_their_names(served, monke
 
     seen = {}
 
-    def suggest(notes, model=None):
-        seen["suggest"] = (dict(notes), model)
+    def suggest(notes):
+        seen["suggest"] = dict(notes)
         return [Suggestion(runs=list(notes), name="refunds", notes=list(notes.values()))]
+
+    class Name(str):
+        definition = "a refund the policy forbids"
+
+    def name_groups(groups, model, *, warn=None):
+        seen["named"] = (len(groups), model)
+        warn("the model named 1 of 1")
+        return [Name("refund outside the window") for _ in groups]
 
     def export(state, items, out_dir, *, rows=None, dataset=None):
         seen["export"] = (state, len(items), out_dir, rows)
@@ -438,18 +446,26 @@ def test_suggest_and_export_call_the_review_modules_by_their_names(served, monke
         (out_dir / "taxonomy.md").write_text("# modes\n")
         return [out_dir / "taxonomy.md"]
 
-    monkeypatch.setitem(sys.modules, "turngate.review.grouping", types.SimpleNamespace(suggest=suggest))
+    grouping = types.SimpleNamespace(suggest=suggest)
+    monkeypatch.setitem(sys.modules, "turngate.review.grouping", grouping)
+    monkeypatch.setattr(sys.modules["turngate.review"], "grouping", grouping, raising=False)
     monkeypatch.setitem(sys.modules, "turngate.review.export", types.SimpleNamespace(export=export))
     k = first(served)
     served.post("/api/event", json={"op": "note", **k, "text": "refunded outside the window"}, headers=auth(served))
-    served.session.model = "openai:gpt-x"
     r = served.post("/api/suggest", json={}, headers=auth(served))
     assert r.status_code == 200
-    assert r.json()["suggestions"] == [{"name": "refunds", "runs": [[k["source"], k["run"]]],
-                                        "notes": ["refunded outside the window"]}]
-    assert seen["suggest"] == ({(k["source"], k["run"]): "refunded outside the window"}, "openai:gpt-x")
+    assert r.json()["suggestions"] == [{"name": "refunds", "definition": "", "runs": [[k["source"], k["run"]]],
+                                        "notes": ["refunded outside the window"], "score": None}]
+    assert seen["suggest"] == {(k["source"], k["run"]): "refunded outside the window"} and "named" not in seen
+    grouping.name_groups = name_groups  # with --model, a model names the groups
+    served.session.model = "openai:gpt-x"
+    got = served.post("/api/suggest", json={}, headers=auth(served)).json()
+    assert seen["named"] == (1, "openai:gpt-x") and got["warnings"] == ["the model named 1 of 1"]
+    assert (got["suggestions"][0]["name"], got["suggestions"][0]["definition"]) == \
+        ("refund outside the window", "a refund the policy forbids")
     r = served.post("/api/export", json={"rows": [[k["source"], k["run"]]]}, headers=auth(served))
     assert r.status_code == 200 and r.json()["paths"] == [str(tmp_path / "export" / "taxonomy.md")]
+    assert r.json()["report"] == []
     state, n, out_dir, rows = seen["export"]
     assert state is served.session.store.state and n == 12 and out_dir == tmp_path / "export"
     assert rows == {(k["source"], k["run"])}

@@ -54,6 +54,18 @@ def default_export_dir(notes: Path) -> Path:
     return notes.with_name(name + ".export")
 
 
+def project_dataset() -> Path | None:
+    """The project's dataset ([tool.turngate] dataset), when there is one: exported rows are
+    checked against it (none may already be in it)."""
+    from turngate.core.project import project
+
+    here = project()
+    if here.root is None or here.config.get("dataset") is None:
+        return None
+    path = here.path("dataset", "dataset.jsonl")
+    return path if path.is_file() else None
+
+
 def can_open_a_browser() -> bool:
     """A graphical browser can be opened: on Linux and the BSDs only with a display (without one,
     the webbrowser module would start a text browser in this terminal, over the server's output)."""
@@ -107,8 +119,12 @@ def main(argv: list[str] | None = None) -> int:
             from turngate.review.export import export
         except ImportError as exc:
             raise ConfigError(f"--export: the review's export is not available in this turngate ({exc})") from None
-        for path in export(store.state, items, Path(a.export)):
+        kwargs = {"dataset": dataset} if (dataset := project_dataset()) is not None else {}
+        written = export(store.state, items, Path(a.export), **kwargs)
+        for path in written:
             print(path)
+        for line in getattr(written, "report", []) or []:
+            print(f"note: {line}", file=sys.stderr)
         store.close()
         return cli.EXIT_PASS
 
@@ -119,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     elsewhere = sum(1 for k in state.notes if k not in {it.key for it in items})
     if elsewhere:
         print(f"note: {elsewhere} note(s) in {notes} are on runs of none of the files given", file=sys.stderr)
-    session = Session(items, store, sample=a.sample, seed=a.seed, model=a.model,
+    session = Session(items, store, sample=a.sample, seed=a.seed, model=a.model, dataset=project_dataset(),
                       export_dir=Path(a.out) if a.out else default_export_dir(notes))
     sock = listen(a.port)
     port = sock.getsockname()[1]

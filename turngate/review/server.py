@@ -174,23 +174,34 @@ def _accepts(fn, name: str) -> bool:
     return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
-def suggest_json(session: Session) -> dict[str, Any]:
-    from turngate.review.grouping import suggest  # written beside this module; absent: 501 below
+def suggest_json(session: Session, notes: dict) -> dict[str, Any]:
+    """grouping.suggest over the notes (groups of two or more first, then the notes like no
+    other, one each), named by --model through grouping.name_groups when one is given. Blocking
+    (a model call): the endpoint runs it in a thread."""
+    from turngate.review import grouping  # written beside this module; absent: 501
 
-    notes = dict(session.store.state.notes)
-    kwargs = {"model": session.model} if session.model and _accepts(suggest, "model") else {}
-    groups = suggest(notes, **kwargs)
-    return {"suggestions": [{"name": g.name, "runs": [list(k) for k in g.runs], "notes": list(g.notes)}
-                            for g in groups]}
+    groups = list(grouping.suggest(notes))
+    names = [(g.name, getattr(g, "definition", "") or "") for g in groups]
+    warnings: list[str] = []
+    if session.model and session.model != "offline" and groups and hasattr(grouping, "name_groups"):
+        kwargs = {"warn": warnings.append} if _accepts(grouping.name_groups, "warn") else {}
+        named = grouping.name_groups(groups, session.model, **kwargs)
+        names = [(str(n), getattr(n, "definition", "") or d) for n, (_, d) in zip(named, names, strict=True)]
+    return {"suggestions": [{"name": name, "definition": definition, "runs": [list(k) for k in g.runs],
+                             "notes": list(g.notes), "score": getattr(g, "score", None)}
+                            for g, (name, definition) in zip(groups, names, strict=True)],
+            "warnings": warnings}
 
 
-def export_paths(session: Session, out_dir: Path, rows: set | None = None) -> list[Path]:
+def export_paths(session: Session, out_dir: Path, rows: set | None = None) -> tuple[list[Path], list[str]]:
+    """export.export into out_dir: (the paths written, its report: one line per thing left out)."""
     from turngate.review.export import export
 
-    kwargs = {"rows": rows}
+    kwargs: dict[str, Any] = {"rows": rows}
     if session.dataset is not None:
         kwargs["dataset"] = session.dataset
-    return list(export(session.store.state, session.items, out_dir, **kwargs))
+    written = export(session.store.state, session.items, out_dir, **kwargs)
+    return list(written), [str(line) for line in getattr(written, "report", []) or []]
 
 
 # --- the application -------------------------------------------------------------------------
@@ -266,15 +277,18 @@ def build_app(session: Session):
         data, bad = await _body(request)
         if bad is not None:
             return bad
+        from starlette.concurrency import run_in_threadpool
+
         with session.lock:
-            session.store.refresh()
-            try:
-                out = suggest_json(session)
-            except ImportError as exc:
-                return _error(501, f"grouping is not available ({exc})")
-            except ConfigError as exc:
-                return _error(400, str(exc))
-            out["events"] = session.store.state.events
+            notes = dict(session.store.refresh().notes)
+            events = session.store.state.events
+        try:
+            out = await run_in_threadpool(suggest_json, session, notes)
+        except ImportError as exc:
+            return _error(501, f"grouping is not available ({exc})")
+        except ConfigError as exc:
+            return _error(400, str(exc))
+        out["events"] = events
         return _json(out)
 
     async def api_export(request: Request):
@@ -292,12 +306,12 @@ def build_app(session: Session):
         with session.lock:
             session.store.refresh()
             try:
-                paths = export_paths(session, session.export_dir, rows)
+                paths, report = export_paths(session, session.export_dir, rows)
             except ImportError as exc:
                 return _error(501, f"export is not available ({exc})")
             except (ConfigError, OSError) as exc:
                 return _error(400, str(exc))
-        return _json({"paths": [str(p) for p in paths], "dir": str(session.export_dir),
+        return _json({"paths": [str(p) for p in paths], "report": report, "dir": str(session.export_dir),
                       "events": session.store.state.events})
 
     routes = [Route("/", page), Route("/static/{name}", static), Route("/api/queue", api_queue),

@@ -649,15 +649,21 @@
     const r = await api("/api/suggest", {});
     clear(box);
     if (r.status !== 200) { box.append(el("p", { class: "bad", text: r.data.error || String(r.status) })); return; }
-    box.append(el("h3", { text: `Suggested groups (${r.data.suggestions.length})` }));
-    if (!r.data.suggestions.length) box.append(el("p", { class: "meta", text: "no group of similar notes" }));
-    for (const g of r.data.suggestions) {
+    const groups = r.data.suggestions.filter((g) => g.runs.length > 1);
+    const alone = r.data.suggestions.length - groups.length;
+    box.append(el("h3", { text: `Suggested groups (${groups.length})` }));
+    for (const w of r.data.warnings || []) box.append(el("p", { class: "meta", text: "warning: " + w }));
+    if (!groups.length) box.append(el("p", { class: "meta", text: "no two notes alike enough to group" }));
+    for (const g of groups) {
+      const inModes = g.runs.filter(([src, run]) => S.assigned.has(key(src, run))).length;
       const li = el("div", { class: "suggestion" },
-        el("p", {}, el("strong", { text: g.name }), ` · ${g.runs.length} run(s)`),
-        el("ul", {}, ...g.notes.slice(0, 5).map((n) => el("li", { text: n }))));
+        el("p", {}, el("strong", { text: g.name }), ` · ${g.runs.length} notes` + (inModes ? ` (${inModes} already in a mode)` : "")),
+        g.definition ? el("p", { class: "definition", text: g.definition }) : null,
+        el("ul", {}, ...g.notes.slice(0, 5).map((n) => el("li", { text: n }))),
+        g.notes.length > 5 ? el("p", { class: "meta", text: `and ${g.notes.length - 5} more` }) : null);
       li.append(el("button", { type: "button", text: "make this a mode", onclick: async (ev) => {
         ev.target.disabled = true;
-        const id = await createMode(g.name);
+        const id = await createMode(g.name, g.definition);
         if (!id) return;
         for (const k of g.runs) if (!(await assign(k, id))) break;
         li.remove();
@@ -665,15 +671,22 @@
       } }));
       box.append(li);
     }
+    if (alone) box.append(el("p", { class: "meta", text: `${alone} note(s) like no other: give them a mode by hand` }));
   });
 
   $("export-button").addEventListener("click", async () => {
     const box = clear($("export-result"));
     box.append(el("p", { class: "meta", text: "exporting…" }));
-    const r = await api("/api/export", {});
+    const body = {};
+    if ($("export-rows").checked) {
+      // the runs labelled fail, as dataset rows (rows.jsonl)
+      body.rows = [...S.labels].filter(([k, v]) => v === "fail" && itemsByKey.has(k)).map(([k]) => unkey(k));
+    }
+    const r = await api("/api/export", body);
     clear(box);
     if (r.status !== 200) { box.append(el("p", { class: "bad", text: "export: " + (r.data.error || r.status) })); return; }
     box.append(el("h3", { text: `Exported to ${r.data.dir}` }), el("ul", {}, ...r.data.paths.map((p) => el("li", {}, el("code", { text: p })))));
+    for (const line of r.data.report || []) box.append(el("p", { class: "meta", text: "note: " + line }));
     status("exported " + r.data.paths.length + " file(s)");
   });
 
