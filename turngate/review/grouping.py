@@ -179,7 +179,7 @@ def offline_name(notes: Sequence[str], words: int = NAME_WORDS) -> str:
             position.setdefault(stem, []).append(k / max(len(ws) - 1, 1))
             first.setdefault(stem, len(first))
         df.update({s for s, w in ws if w not in KEEP})
-        bigrams.update({(a[0], b[0]) for a, b in zip(ws, ws[1:]) if a[0] != b[0]})
+        bigrams.update({(a[0], b[0]) for a, b in zip(ws, ws[1:], strict=False) if a[0] != b[0]})
     if not df:
         return "(no words)"
     need = 2 if len(notes) > 1 else 1
@@ -383,4 +383,4 @@ def _named(suggestions: Sequence[Suggestion], reply, model: str | None, warn: Ca
     if missing:
         warn(f"naming groups with {model}: no name for group(s) {', '.join(map(str, missing))}; "
              "those keep their offline names")
-    return [ModeName(*got) if got else ModeName(s.name, s.definition) for s, got in zip(suggestions, names)]
+    return [ModeName(*got) if got else ModeName(s.name, s.definition) for s, got in zip(suggestions, names, strict=True)]
