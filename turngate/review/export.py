@@ -298,7 +298,7 @@ def _taxonomy_md(modes: list[_Mode], coding: list[dict[str, Any]], state: Review
         lines += ["No modes yet.", ""]
     for m in modes:
         s = m.summary
-        refs = [obs[k] for k in s.runs if k in obs]
+        refs = sorted((obs[k] for k in s.runs if k in obs), key=lambda o: int(o[1:]))
         lines += [f"### M{m.number}. {_md(s.name)}" + (f" ({', '.join(refs)})" if refs else ""), ""]
         if s.definition:
             lines += [_md(s.definition), ""]
@@ -391,7 +391,8 @@ async def check(case: Case) -> Outcome:
     """{doc}"""
     # case.row.expect.value(KEY), case.turn.answer, case.turn.tool_calls (.name, .arguments, .result),
     # case.turn.writes, case.user_text; return (passed, why) or None for n/a.
-    raise NotImplementedError({message})
+    raise NotImplementedError(
+        {message})
 
 
 {slug} = register_scorer({slug_repr})(check)
