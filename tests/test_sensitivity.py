@@ -119,6 +119,12 @@ def test_a_gate_prints_stores_and_writes_its_statement(v3_gate, capsys):
     capsys.readouterr()
     assert show.main([str(next(out.glob("v3*.json"))), "--verdict"]) == 0  # a reader recomputes it
     assert f"  sensitivity: {stored.line}" in capsys.readouterr().out.splitlines()
+    from html import escape
+
+    from turngate.commands import report
+
+    assert report.main([str(next(out.glob("v3*.json"))), "--out", str(out / "r.html")]) == 0  # and the HTML report
+    assert f"What this verdict could see:</strong> {escape(stored.line)}</div>" in (out / "r.html").read_text()
 
 
 def test_a_gates_terminal_and_json_carry_the_statement(tmp_path, capsys):

@@ -66,6 +66,16 @@ def verdict_html(line: str, limit: int = 10) -> str:
     return f"<div class='headline'>{escape(head)}</div>" + (f"<ul class='reasons'>{items}</ul>" if items else "")
 
 
+def sight_html(record: Record) -> str:
+    """What the verdict could see (its sensitivity statement), as the terminal, JUnit and the PR
+    comment state it; nothing when the record's verdict carries none (an earlier rule's, bars only)."""
+    verdict = record.verdict
+    sight = getattr(verdict, "sensitivity", None) if verdict is not None and not record.incomplete() else None
+    if sight is None:
+        return ""
+    return f"<div id='sight' class='sight'><strong>What this verdict could see:</strong> {escape(sight.line)}</div>"
+
+
 def verdict_of(record: Record) -> tuple[str, str]:
     """(css class, line): the record's verdict as the gate (or report.py, which
     recomputes it from the runs first: turngate/gate/recheck.py) put it there, else turngate.verdict.decide.decide
@@ -272,6 +282,7 @@ def build_html(record: Record) -> str:
         "TITLE": escape((record.meta.job or job_label(record, record.meta.version)) + (f" vs {record.meta.baseline}" if record.meta.baseline else "")),
         "VERDICT_CLASS": css,
         "VERDICT_LINE": verdict_html(line),
+        "SIGHT": sight_html(record),
         "META": meta_html(record),
         "SCORER_TABLE": scorer_table(record),
         "COMPARISON": "",

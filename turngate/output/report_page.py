@@ -20,6 +20,7 @@ h1 { font-size: 20px; margin: 0 0 8px; } h2 { font-size: 16px; margin: 24px 0 8p
 .verdict ul.reasons { margin: 6px 0 0; padding-left: 20px; font-weight: 400; white-space: normal; }
 .verdict.pass { background: var(--pass-bg); color: var(--pass); }
 .verdict.fail { background: var(--fail-bg); color: var(--fail); }
+.sight { margin: -4px 0 12px; color: #444; }
 .verdict.unjudged { background: var(--mixed-bg); color: #7e5109; }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0; color: var(--muted); }
 dl.meta dt { font-weight: 600; } dl.meta dd { margin: 0; }
@@ -66,6 +67,7 @@ details.flips { margin: 6px 0; } details.flips li { margin: 4px 0; }
 <header>
 <h1>@@TITLE@@</h1>
 <div id="verdict" class="verdict @@VERDICT_CLASS@@">@@VERDICT_LINE@@</div>
+@@SIGHT@@
 @@META@@
 </header>
 <section id="scorers">

@@ -50,9 +50,12 @@ def reviewed(state: ReviewState) -> set[RunKey]:
     return set(state.notes) | set(state.labels) | set(state.assigned)
 
 
-def summarise(state: ReviewState, items: dict[RunKey, Item]) -> list[ModeSummary]:
+def summarise(state: ReviewState, items: dict[RunKey, Item],
+              verdicts: dict[RunKey, dict[str, bool | None]] | None = None) -> list[ModeSummary]:
     """One summary per mode, in the order the modes were made. Runs of a mode that are in none
-    of the files read count towards the mode but not towards any scorer's agreement."""
+    of the files read count towards the mode but not towards any scorer's agreement.
+    `verdicts`: the runs scored by today's suite (rescore.rescored), used instead of the
+    verdicts the files recorded wherever a run has them."""
     seen = reviewed(state)
     out = []
     for mode in state.modes.values():
@@ -60,7 +63,7 @@ def summarise(state: ReviewState, items: dict[RunKey, Item]) -> list[ModeSummary
         here = [items[k] for k in runs if k in items]
         tallies: dict[str, list[int]] = {}
         for it in here:
-            for name, v in _verdicts(it).items():
+            for name, v in (verdicts[it.key] if verdicts and it.key in verdicts else _verdicts(it)).items():
                 t = tallies.setdefault(name, [0, 0])
                 t[0] += v is False
                 t[1] += v is not None
