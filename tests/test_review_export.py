@@ -348,3 +348,13 @@ def test_every_file_is_written_atomically(review, tmp_path, monkeypatch):
     monkeypatch.setattr(export_mod, "write_atomic", spy)
     written = export(state, items, tmp_path / "e")
     assert seen == [*written, tmp_path / "e" / export_mod.MANIFEST]
+
+
+def test_a_scorer_written_since_covers_its_mode_through_todays_verdicts(review, tmp_path):
+    """export(verdicts=rescore.rescored(...)): the mode's runs as today's suite scores them."""
+    state, items, _ = review
+    status = [it.key for it in items if it.row_id == "status"]
+    written = export(state, items, tmp_path / "e", verdicts={k: {"delivery_date": False} for k in status})
+    assert not [p for p in written if p.parent.name == "scorers"]
+    m2 = json.loads((tmp_path / "e" / "taxonomy.json").read_text())["modes"][1]
+    assert (m2["coverage"], m2["covered_by"]) == ("covered", "delivery_date")

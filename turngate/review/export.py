@@ -637,10 +637,13 @@ def _kept_by_user(rel: str) -> bool:
 
 
 def export(state: ReviewState, items: Iterable[Item] | Mapping[RunKey, Item], out_dir: str | Path, *,
-           rows: set[RunKey] | None = None, dataset: str | Path | None = None, force: bool = False) -> Exported:
+           rows: set[RunKey] | None = None, dataset: str | Path | None = None, force: bool = False,
+           verdicts: dict[RunKey, dict[str, bool | None]] | None = None) -> Exported:
     """Write the review's exports into out_dir (module docstring); the paths written, in the
     order above, with `.report`. rows: the runs to export as dataset rows (rows.jsonl is
-    written only when given); dataset: the dataset they must not already be in."""
+    written only when given); dataset: the dataset they must not already be in; force: replace
+    files changed since the last export; verdicts: the mode's runs scored by today's suite
+    (rescore.rescored), for coverage, instead of the verdicts the files recorded."""
     listed = list(items.values()) if isinstance(items, Mapping) else list(items)
     by_key = {it.key: it for it in listed}
     order = _order(listed)
@@ -653,7 +656,7 @@ def export(state: ReviewState, items: Iterable[Item] | Mapping[RunKey, Item], ou
     # the modes, numbered in the order they were made
     taken = _scorer_names()
     modes: list[_Mode] = []
-    for n, s in enumerate(summarise(state, by_key), start=1):
+    for n, s in enumerate(summarise(state, by_key, verdicts), start=1):
         here = sorted((by_key[k] for k in s.runs if k in by_key), key=lambda it: order[it.key])
         m = _Mode(n, s, here, _examples(here, state))
         if s.coverage == "uncovered":
