@@ -315,8 +315,9 @@ def _taxonomy_md(modes: list[_Mode], coding: list[dict[str, Any]], state: Review
                 lines.append(f"  - `{_md(it.run)}` ({_md(it.source.label)})" + (f": {_md(note)}" if note else "")
                              + f". {_excerpt_md(excerpt(it, first))}")
         lines.append("")
-    lines += ["## 3. Coverage", "", "| mode | runs | share (95% interval) | coverage | scorers failing its runs |",
-              "|---|---|---|---|---|"]
+    if modes:
+        lines += ["## 3. Coverage", "", "| mode | runs | share (95% interval) | coverage | scorers failing its runs |",
+                  "|---|---|---|---|---|"]
     for m in modes:
         s = m.summary
         lo, hi = s.interval
@@ -544,6 +545,8 @@ def _judge_labels(state: ReviewState, items: list[Item], report: list[str]) -> s
     outside = [k for k in state.labels if k not in {it.key for it in items}]
     if outside:
         report.append(f"judge_labels.jsonl: {len(outside)} labelled run(s) in none of the files read left out")
+    if not lines:
+        report.append("judge_labels.jsonl: empty (no labelled run with a dataset row)")
     return "".join(line + "\n" for line in lines)
 
 
