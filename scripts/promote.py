@@ -24,18 +24,16 @@ if __name__ == "__main__":
 import argparse
 import json
 import os
-import re
 import sys
 from pathlib import Path
 
 from turngate.core.errors import ConfigError
 from turngate.output.console import console
-from turngate.simulation.convert import conversation_row
-from turngate.simulation.run import ConversationRecord, load_record_file
-from turngate.sources.dataset import DatasetError, Row, load_rows, row_to_datapoint, row_to_json
+from turngate.simulation.promote import LEGACY_SCHEMA, build_row, check_new, default_id  # noqa: F401  (this script's API)
+from turngate.simulation.run import load_record_file
+from turngate.sources.dataset import Row, row_to_datapoint, row_to_json
 
 DEFAULT_DATASET = Path(__file__).resolve().parents[1] / "datasets" / "northwind.jsonl"
-LEGACY_SCHEMA = "northwind-evals/simulation@1"  # conversations simulated before the rename (still read)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -47,37 +45,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the row, write nothing")
     p.add_argument("--upload", metavar="DATASET_ID", help="also create the datapoint in this orq.ai dataset")
     return p
-
-
-def default_id(rec: ConversationRecord) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", f"sim_{rec.scenario}_{rec.persona}_s{rec.seed}")[:100]
-
-
-def build_row(rec: ConversationRecord, row_id: str | None, expected_output: str | None) -> Row:
-    if rec.ended == "error" or not rec.turns:
-        why = rec.failure.explanation if rec.failure is not None else "no user turns"
-        raise DatasetError(f"{rec.conversation}: nothing to promote ({why})")
-    upto = rec.failure.after_turn if rec.failure is not None and rec.failure.after_turn > 0 else len(rec.turns)
-    # Files written before the library was generic tagged every row "refund" themselves (now the
-    # scenario's own tag): a promoted old conversation keeps it.
-    spec = rec.scenario_spec
-    if rec.schema_ == LEGACY_SCHEMA:
-        spec = {**spec, "tags": ["refund", *spec.get("tags", [])]}
-    return conversation_row(spec, rec.turns[:upto], row_id=row_id or default_id(rec),
-                            source=f"simulation:{rec.run}/{rec.conversation}", expected_output=expected_output)
-
-
-def check_new(row: Row, dataset: Path) -> None:
-    """Refuse an id clash or the same user turns already in the file."""
-    if not dataset.exists():
-        return
-    rows = load_rows(dataset)
-    turns = [t.strip() for t in row.user_turns()]
-    same = next((o for o in rows if [t.strip() for t in o.user_turns()] == turns), None)
-    if same is not None:  # checked first: promoting the same conversation twice says so
-        raise DatasetError(f"{dataset}: row {same.id!r} already has these user turns (a duplicate); not written")
-    if any(o.id == row.id for o in rows):
-        raise DatasetError(f"{dataset}: id {row.id!r} is already taken (pass --id NEW_ID); not written")
 
 
 def append(row: Row, dataset: Path) -> int:

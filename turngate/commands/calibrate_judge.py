@@ -20,67 +20,27 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.table import Table
 
 from turngate.core import cli_support as cli
 from turngate.core.atomic_write import write_atomic
 from turngate.core.errors import ConfigError
 from turngate.core.project import project
-from turngate.core.turn import Turn
 from turngate.output.console import console
 from turngate.scoring.grading import grade_many
 from turngate.scoring.judge_correction import DEFAULT_PATH as CALIBRATION_PATH
 from turngate.scoring.judge_correction import judge_fingerprint
+from turngate.scoring.judge_labels import LabelledExample, load_labels  # noqa: F401  (this command's API)
 from turngate.scoring.scorers import policy_judge_scorer
-from turngate.sources.dataset import DatasetError, Row
 from turngate.verdict.stats import cohen_kappa, wilson
 
 DEFAULT_LABELS = project().path("judge_labels", "judge_labels.jsonl")
 BOOTSTRAP_DRAWS = 2000
 BOOTSTRAP_SEED = 20261015
 KAPPA_METHOD = f"percentile bootstrap over examples, {BOOTSTRAP_DRAWS} resamples, seed {BOOTSTRAP_SEED}"
-
-
-class LabelledExample(BaseModel):
-    """One human verdict on the policy judge's question for one (row, Turn)."""
-    model_config = ConfigDict(extra="forbid")
-    id: str
-    row: Row
-    turn: Turn
-    human: Literal["pass", "fail"]
-    reason: str
-    split: Literal["dev", "test"]
-    origin: str
-
-
-def load_labels(path: str | Path) -> list[LabelledExample]:
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    out, seen = [], set()
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            ex = LabelledExample.model_validate(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-        except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise DatasetError(f"{path}:{n}: {where}: {err['msg']}") from None
-        if ex.id in seen:
-            raise DatasetError(f"{path}:{n}: duplicate id {ex.id!r}")
-        seen.add(ex.id)
-        out.append(ex)
-    if not out:
-        raise DatasetError(f"{path}: no labelled examples")
-    return out
 
 
 def kappa_interval(tp: int, fn: int, fp: int, tn: int) -> tuple[float, float]:
