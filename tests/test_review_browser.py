@@ -33,7 +33,7 @@ def test_a_review_session_by_keyboard(tmp_path):
     pytest.importorskip("starlette")
     from playwright.sync_api import expect, sync_playwright
 
-    review = Review(str(review_record(tmp_path)))
+    review = Review(str(review_record(tmp_path)), "--coverage", "recorded")  # its hand-made verdicts
     problems, requests, dialogs = [], [], []
     try:
         with tempfile.TemporaryDirectory() as profile, sync_playwright() as pw:

@@ -441,7 +441,7 @@ def test_suggest_and_export_call_the_review_modules_by_their_names(served, monke
         warn("the model named 1 of 1")
         return [Name("refund outside the window") for _ in groups]
 
-    def export(state, items, out_dir, *, rows=None, dataset=None):
+    def export(state, items, out_dir, *, rows=None, dataset=None, verdicts=None):
         seen["export"] = (state, len(items), out_dir, rows)
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "taxonomy.md").write_text("# modes\n")
@@ -482,7 +482,7 @@ def test_the_export_flag_calls_export_and_prints_its_paths(tmp_path, monkeypatch
     ReviewStore(tmp_path / "v2.review.jsonl").load()
     calls = []
 
-    def export(state, items, out_dir, *, rows=None, dataset=None):
+    def export(state, items, out_dir, *, rows=None, dataset=None, verdicts=None):
         calls.append((state.events, len(items), out_dir))
         return [out_dir / "taxonomy.md", out_dir / "taxonomy.json"]
 
@@ -517,3 +517,27 @@ def test_simulated_conversations_are_served_too(tmp_path):
     assert t["stage"] == "simulation" and t["scenario"] == "late_return_a1005" and t["messages"]
     assert load_items([folder]) == items  # the review file beside them is not read as a conversation
     store.close()
+
+
+def test_coverage_is_by_todays_suite_unless_asked_for_the_recorded_verdicts(tmp_path):
+    """The record's refund_outcome verdicts are made up (its runs refund correctly): by the
+    verdicts recorded refund_outcome covers the mode; today's refund_outcome, scoring the same
+    turns, passes them (today's judge fails them: no eligibility check)."""
+    path = review_record(tmp_path)
+    items = load_items([path])
+    failed = [it for it in items if it.failing == ("refund_outcome",)]
+    store = ReviewStore(tmp_path / "v2.review.jsonl")
+    store.load()
+    store.append({"op": "mode.create", "mode": "m-1", "name": "refund wrong"})
+    for it in failed:
+        store.append({"op": "assign", "source": it.key[0], "run": it.key[1], "mode": "m-1"})
+    store.close()
+    out = {}
+    for how in ("recorded", "today"):
+        done = subprocess.run(evals_review(str(path), "--export", str(tmp_path / how), "--coverage", how),
+                              cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        (mode,) = json.loads((tmp_path / how / "taxonomy.json").read_text())["modes"]
+        out[how] = {a["scorer"]: a["failed"] for a in mode["agreement"]}
+    assert out["recorded"]["refund_outcome"] == 3 and out["today"].get("refund_outcome", 0) == 0
+    assert out["today"]["policy_judge"] == 3

@@ -43,6 +43,11 @@ def parser() -> argparse.ArgumentParser:
                                                 "beside the review file)")
     p.add_argument("--export", metavar="DIR", help="write the export into DIR from the review file and exit; "
                                                    "serves nothing")
+    p.add_argument("--coverage", choices=["today", "recorded"], default="today",
+                   help="which scorers a mode's coverage is by: today's suite (the project's bars, its judge), "
+                        "scoring the mode's runs again, or the verdicts the files recorded (default today)")
+    p.add_argument("--judge", default=None, metavar="SPEC",
+                   help="the policy judge today's suite scores with (default: the project's [tool.turngate] judge)")
     p.add_argument("--model", metavar="SPEC", help="a model for naming suggested groups: openai:<m> | orq:<m> "
                                                    "(default: offline, by text similarity)")
     return p
@@ -85,6 +90,21 @@ def _have_extra() -> bool:
     return True
 
 
+def coverage(a):
+    """rescore.Coverage by today's suite (the project's bars and judge), or None: the verdicts recorded."""
+    if a.coverage == "recorded":
+        return None
+    from turngate.core.project import project
+    from turngate.review.rescore import Coverage
+
+    judge = a.judge or project().value("judge")
+    cli.check_keys(judge, "--judge")
+    cov, why = Coverage.of_project(judge)
+    if why:
+        print(f"note: {why}", file=sys.stderr)
+    return cov if cov.scorers is not None else None
+
+
 @cli.guarded
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(sys.argv[1:] if argv is None else argv)
@@ -120,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError as exc:
             raise ConfigError(f"--export: the review's export is not available in this turngate ({exc})") from None
         kwargs = {"dataset": dataset} if (dataset := project_dataset()) is not None else {}
+        if (cov := coverage(a)) is not None:
+            kwargs["verdicts"] = cov.verdicts(store.state, {it.key: it for it in items})
         written = export(store.state, items, Path(a.export), **kwargs)
         for path in written:
             print(path)
@@ -136,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     if elsewhere:
         print(f"note: {elsewhere} note(s) in {notes} are on runs of none of the files given", file=sys.stderr)
     session = Session(items, store, sample=a.sample, seed=a.seed, model=a.model, dataset=project_dataset(),
+                      coverage=coverage(a),
                       export_dir=Path(a.out) if a.out else default_export_dir(notes))
     sock = listen(a.port)
     port = sock.getsockname()[1]

@@ -57,3 +57,28 @@ def rescored(items: list[Item], *, scorers: list[str], judge: str | None) -> Ver
         keys.append(it.key)
     graded = asyncio.run(grade_many(work, evaluators))
     return {k: {n: v.passed for n, v in g.items()} for k, g in zip(keys, graded, strict=True)}
+
+
+class Coverage:
+    """Where a mode's coverage comes from: today's suite (`scorers`, scored once per run and
+    kept), or the verdicts the files recorded (scorers None)."""
+
+    def __init__(self, scorers: list[str] | None = None, judge: str | None = None) -> None:
+        self.scorers, self.judge = scorers, judge
+        self._made: Verdicts = {}
+
+    @classmethod
+    def of_project(cls, judge: str | None) -> tuple[Coverage, str | None]:
+        """Today's suite as the project's bars name it, or (recorded, why not) without bars."""
+        try:
+            return cls(suite(), judge), None
+        except ConfigError as exc:
+            return cls(), f"coverage by the verdicts the files recorded ({exc})"
+
+    def verdicts(self, state, by_key: dict[RunKey, Item]) -> Verdicts | None:
+        if self.scorers is None:
+            return None
+        todo = [by_key[k] for k in state.assigned if k in by_key and k not in self._made]
+        if todo:
+            self._made.update(rescored(todo, scorers=self.scorers, judge=self.judge))
+        return self._made

@@ -65,6 +65,7 @@ class Session:
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     hosts: set[str] = field(default_factory=set)  # Host headers this server answers: 127.0.0.1:port
     dataset: Any = None
+    coverage: Any = None  # rescore.Coverage: today's suite scores a mode's runs (None: the verdicts recorded)
 
     def __post_init__(self) -> None:
         self.by_key = {it.key: it for it in self.items}
@@ -155,7 +156,8 @@ def state_json(session: Session) -> dict[str, Any]:
 def taxonomy_json(session: Session) -> dict[str, Any]:
     st = session.store.state
     modes = []
-    for m in summarise(st, session.by_key):
+    today = session.coverage.verdicts(st, session.by_key) if session.coverage is not None else None
+    for m in summarise(st, session.by_key, today):
         modes.append({"id": m.id, "name": m.name, "definition": m.definition, "count": m.count,
                       "reviewed": m.reviewed, "share": m.share, "interval": list(m.interval),
                       "coverage": m.coverage, "covered_by": m.covered_by,
@@ -200,6 +202,8 @@ def export_paths(session: Session, out_dir: Path, rows: set | None = None) -> tu
     kwargs: dict[str, Any] = {"rows": rows}
     if session.dataset is not None:
         kwargs["dataset"] = session.dataset
+    if session.coverage is not None:
+        kwargs["verdicts"] = session.coverage.verdicts(session.store.state, session.by_key)
     written = export(session.store.state, session.items, out_dir, **kwargs)
     return list(written), [str(line) for line in getattr(written, "report", []) or []]
 
@@ -220,6 +224,7 @@ def _same(given: str | None, token: str) -> bool:
 def build_app(session: Session):
     """The ASGI application: the guard (host, token, method, content type, origin) around the routes."""
     from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
     from starlette.routing import Route
 
@@ -268,17 +273,18 @@ def build_app(session: Session):
             return _error(409, why, events=events)
         return _json({"ok": True, "events": events})
 
-    async def api_taxonomy(request: Request):
+    def taxonomy_now() -> dict[str, Any]:
         with session.lock:
             session.store.refresh()
-            return _json(taxonomy_json(session))
+            return taxonomy_json(session)
+
+    async def api_taxonomy(request: Request):  # in a thread: today's suite may score runs (its own event loop)
+        return _json(await run_in_threadpool(taxonomy_now))
 
     async def api_suggest(request: Request):
         data, bad = await _body(request)
         if bad is not None:
             return bad
-        from starlette.concurrency import run_in_threadpool
-
         with session.lock:
             notes = dict(session.store.refresh().notes)
             events = session.store.state.events
@@ -303,14 +309,17 @@ def build_app(session: Session):
             rows = {(s, r) for s, r in rows}
         if session.export_dir is None:
             return _error(400, "no export folder for this session (evals review --out DIR)")
-        with session.lock:
-            session.store.refresh()
-            try:
-                paths, report = export_paths(session, session.export_dir, rows)
-            except ImportError as exc:
-                return _error(501, f"export is not available ({exc})")
-            except (ConfigError, OSError) as exc:
-                return _error(400, str(exc))
+        def export_now():
+            with session.lock:
+                session.store.refresh()
+                return export_paths(session, session.export_dir, rows)
+
+        try:  # in a thread: today's suite may score runs (its own event loop)
+            paths, report = await run_in_threadpool(export_now)
+        except ImportError as exc:
+            return _error(501, f"export is not available ({exc})")
+        except (ConfigError, OSError) as exc:
+            return _error(400, str(exc))
         return _json({"paths": [str(p) for p in paths], "report": report, "dir": str(session.export_dir),
                       "events": session.store.state.events})
 
