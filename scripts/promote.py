@@ -29,9 +29,22 @@ from pathlib import Path
 
 from turngate.core.errors import ConfigError
 from turngate.output.console import console
-from turngate.simulation.promote import LEGACY_SCHEMA, build_row, check_new, default_id  # noqa: F401  (this script's API)
+from turngate.simulation.promote import build_row as _build_row
+from turngate.simulation.promote import check_new, default_id  # noqa: F401  (this script's API)
 from turngate.simulation.run import load_record_file
 from turngate.sources.dataset import Row, row_to_datapoint, row_to_json
+
+LEGACY_SCHEMA = "northwind-evals/simulation@1"  # Northwind's conversations simulated before the rename (still read)
+
+
+def build_row(rec, row_id=None, expected_output=None):
+    """The library's row; Northwind's files written before the library was generic tagged every
+    row "refund" themselves (now the scenario's own tag): a promoted old conversation keeps it."""
+    if rec.schema_ == LEGACY_SCHEMA:
+        rec = rec.model_copy(update={"scenario_spec": {**rec.scenario_spec,
+                                                       "tags": ["refund", *rec.scenario_spec.get("tags", [])]}})
+    return _build_row(rec, row_id, expected_output)
+
 
 DEFAULT_DATASET = Path(__file__).resolve().parents[1] / "datasets" / "northwind.jsonl"
 

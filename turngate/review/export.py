@@ -2,7 +2,7 @@
 failing test) for every mode no scorer catches, the human labels as judge-calibration
 examples, and chosen failures as dataset rows.
 
-    written = export(state, items, "results/review-v1", rows={key, ...}, dataset="datasets/northwind.jsonl")
+    written = export(state, items, "results/review-v1", rows={key, ...}, dataset="datasets/rows.jsonl")
     written            # the paths written (a list); written.report: one line per thing left out
 
 Files (docs/review.md#exports):

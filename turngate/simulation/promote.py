@@ -16,8 +16,6 @@ from turngate.sources.dataset import DatasetError, Row, load_rows
 from .convert import conversation_row
 from .run import ConversationRecord
 
-LEGACY_SCHEMA = "northwind-evals/simulation@1"  # conversations simulated before the rename (still read)
-
 
 def default_id(rec: ConversationRecord) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", f"sim_{rec.scenario}_{rec.persona}_s{rec.seed}")[:100]
@@ -30,12 +28,7 @@ def build_row(rec: ConversationRecord, row_id: str | None = None, expected_outpu
         why = rec.failure.explanation if rec.failure is not None else "no user turns"
         raise DatasetError(f"{rec.conversation}: nothing to promote ({why})")
     upto = rec.failure.after_turn if rec.failure is not None and rec.failure.after_turn > 0 else len(rec.turns)
-    # Files written before the library was generic tagged every row "refund" themselves (now the
-    # scenario's own tag): a promoted old conversation keeps it.
-    spec = rec.scenario_spec
-    if rec.schema_ == LEGACY_SCHEMA:
-        spec = {**spec, "tags": ["refund", *spec.get("tags", [])]}
-    return conversation_row(spec, rec.turns[:upto], row_id=row_id or default_id(rec),
+    return conversation_row(rec.scenario_spec, rec.turns[:upto], row_id=row_id or default_id(rec),
                             source=f"simulation:{rec.run}/{rec.conversation}", expected_output=expected_output)
 
 
