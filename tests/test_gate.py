@@ -152,7 +152,7 @@ def test_held_out_seeds_are_chosen_and_recorded(tmp_path):
 
 
 def test_deleting_one_clause_fails_the_one_trial_gate_and_names_the_row(tmp_path):
-    """v3 without its email clause: the bars alone pass it (one row of 74); the row test names it."""
+    """v3 without its email clause: the bars alone pass it (one row of 79); the row test names it."""
     from app.refund_agent.versions import load_version
 
     v3 = load_version("v3")
