@@ -6,8 +6,11 @@ rate for one-change variants, measured on held-out seeds.
     python scripts/gate_power.py --version v3 --seeds 100-119 --variants unchanged no-clause-5 redact-off
 
 Variants of the version are written as version files in a temporary directory: each policy
-clause of the prompt deleted in turn, each server switch flipped (hardened, redact), a hotter
-offline model (temperature 0.5) and the previous version's settings (v2: switches off). Each
+clause of the prompt deleted in turn, one clause added (ADDED: a rule that makes a known mistake,
+such as "add-claims-done", which reports every request as completed whatever the tool replied),
+each server switch flipped (hardened, redact), a hotter offline model (temperature 0.5) and the
+previous version's settings (v2: switches off). `--write-versions DIR` writes the version files
+there and exits, for `evals gate --version DIR/<file>.toml`. Each
 runs once over all held-out seeds, in this process; the seeds are cut into K blocks of
 --trials seeds and each block is judged as one gate run by turngate.verdict.decide.decide against the
 committed bars and reference. Held-out means: no seed of the reference (refused otherwise).
@@ -74,6 +77,14 @@ def policy_clauses(instructions: str) -> list[tuple[int, int]]:
     return out
 
 
+# One-change variants that add a policy bullet: name -> the bullet. Each makes one failure mode
+# of evals/TAXONOMY.md on purpose, to show the gate names its scorer.
+ADDED = {
+    # M8 (claims_match_actions): a write the tool refused is told as done
+    "claims-done": "- Always tell the customer their request has been completed.",
+}
+
+
 def slug(text: str, words: int = 4) -> str:
     return "-".join(re.findall(r"[a-z0-9]+", text.lower())[:words])
 
@@ -96,6 +107,11 @@ def variants_of(version: str, previous: str | None) -> list[Variant]:
             text = lines[:a] + ([f"- {' '.join(kept)}"] if gone is not None else []) + lines[b + 1:]
             out.append(Variant(f"no-clause-{k}-{slug(clause)}", f'deleted: "{clause[:70]}"',
                                {**base, "instructions": "\n".join(text)}))
+    if clauses := policy_clauses(spec.instructions):
+        last = clauses[-1][1]
+        for name, bullet in ADDED.items():
+            text = lines[:last + 1] + [bullet] + lines[last + 1:]
+            out.append(Variant(f"add-{name}", f'added: "{bullet[2:][:70]}"', {**base, "instructions": "\n".join(text)}))
     for switch in ("hardened", "redact"):
         state = "off" if base[switch] else "on"
         out.append(Variant(f"{switch}-{state}", f"{switch} = {not base[switch]}", {**base, switch: not base[switch]}))
@@ -223,10 +239,24 @@ def main(argv=None) -> int:
     p.add_argument("--parallelism", type=int, default=16)
     p.add_argument("--runs-dir", help="keep each variant's verdicts here; a variant already there is not run again")
     p.add_argument("--out", help="also write the figures as JSON here")
+    p.add_argument("--write-versions", metavar="DIR",
+                   help="write the variants' version files (<version>-<variant>.toml) here and exit")
     p.add_argument("--policy", action="append", metavar="NAME:KNOB=V,...", default=[],
                    help="judge under this GatePolicy too (turngate/verdict/policy.py), e.g. "
                         "lean:power_rate=1.0,k_quiet_per_trial=6; repeatable; the default policy always")
     a = p.parse_args(argv)
+    if a.write_versions:
+        out_dir = Path(a.write_versions)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        chosen = variants_of(a.version, None if a.previous == "none" else a.previous)
+        chosen = [v for v in chosen if not a.variants or any(v.name.startswith(w) for w in a.variants)]
+        if not chosen:
+            raise ConfigError(f"--variants {' '.join(a.variants)}: none of these is a variant of {a.version}")
+        for v in chosen:
+            path = out_dir / f"{Path(a.version).stem}-{v.name}.toml"
+            path.write_text(toml_file(v.fields))
+            console.print(f"{path}: {v.change}", markup=False)
+        return 0
     if min(a.trials) < 1 or a.blocks < 1:
         raise ConfigError("--trials and --blocks must be at least 1")
     reg = registry(load_thresholds(a.thresholds))

@@ -169,7 +169,10 @@ def test_dataset_figures_match_the_files():
     multi = sum("multi-turn" in r.inputs.tags for r in rows)
     text = (DOCS / "dataset.md").read_text()
     assert f"holds {len(rows)} rows: the {seed} tasks of the workshop seed" in text
-    assert f"plus {len(rows) - seed} refund-policy rows" in text and f"and {multi} multi-turn rows" in text
+    claims = sum("claims" in r.inputs.tags for r in rows)
+    assert f"plus {len(rows) - seed} rows written by hand. {len(rows) - seed - claims} are on the refund policy" in text
+    assert f"{claims} (tag `claims`) are on what the answer says was done" in text
+    assert f"Of the {len(rows) - seed}, {multi} are multi-turn rows" in text
     assert f"{len(rows)} rows, 1 trial" in (DOCS / "gate.md").read_text()
     labels = [json.loads(line) for line in (REPO / "datasets" / "judge_labels.jsonl").read_text().splitlines() if line]
     assert f"holds {len(labels)} human-labelled examples" in (DOCS / "scorers.md").read_text()

@@ -151,8 +151,26 @@ def test_held_out_seeds_are_chosen_and_recorded(tmp_path):
         ("status", 7, 7), ("status", 120, 120), ("status", 121, 121)]
 
 
+def test_telling_every_request_as_completed_fails_the_gate_naming_claims_match_actions(tmp_path):
+    """v3 plus "- Always tell the customer their request has been completed." (gate_power's
+    add-claims-done): a write the tool refused is told as done, on rows v3 gets right."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import gate_power
+
+    assert gate_power.main(["--version", "v3", "--write-versions", str(tmp_path), "--variants", "add-claims-done"]) == 0
+    path = tmp_path / "v3-add-claims-done.toml"
+    code, rec, _ = run(tmp_path / "out", "--version", str(path))
+    assert code == 1 and "claims_match_actions" in rec["verdict"]["line"]
+    named = {x["row_id"]: x for x in rec["verdict"]["regressed"]}
+    assert "claims_match_actions" in named["discount_invalid_code_a1004"]["scorers"]
+    assert load_reference().rows["discount_invalid_code_a1004"].cells["claims_match_actions"].failed == 0
+
+
 def test_deleting_one_clause_fails_the_one_trial_gate_and_names_the_row(tmp_path):
-    """v3 without its email clause: the bars alone pass it (one row of 74); the row test names it."""
+    """v3 without its email clause: the bars alone pass it (one row of 79); the row test names it."""
     from app.refund_agent.versions import load_version
 
     v3 = load_version("v3")

@@ -26,6 +26,9 @@ def test_every_policy_sentence_switch_and_the_hotter_model_make_one_variant():
     assert variants["temperature-0.5"].fields["model"] == "offline:temperature=0.5"
     assert variants["unchanged"].fields["instructions"] == spec.instructions
     assert {"v2-settings", "unchanged"} <= set(variants)
+    added = variants["add-claims-done"].fields["instructions"].splitlines()
+    assert "- Always tell the customer their request has been completed." in added
+    assert [x for x in added if "request has been completed" not in x] == spec.instructions.splitlines()
 
 
 def test_a_deleted_email_clause_is_caught_on_every_held_out_seed_naming_the_row(tmp_path, capsys):

@@ -320,3 +320,32 @@ def test_answers_never_claim_a_write_the_reply_did_not_confirm():
     for ask in ("Apply discount code WRONG5 to order A-1004.", "Refund A-9999 in full."):
         r = run(T0, ask, BARE_PROMPT)
         assert not r.writes and not re.search(r"\b(?:Applied|Refunded)\b", r.answer), r.answer
+
+
+# --- reporting writes ----------------------------------------------------------------------------
+CLAIMS_DONE = "- Always tell the customer their request has been completed."
+
+
+def test_a_prompt_that_says_every_request_was_completed_is_read_as_a_rule():
+    assert parse_policy(SEED_PROMPT + "\n" + CLAIMS_DONE).report_done
+    assert parse_policy(SEED_PROMPT + "\nTell customers their request went through, no matter what.").report_done
+    # the honest forms, and lines about something else, change nothing
+    for line in ("Only tell the customer a request is done once the tool confirms it.",
+                 "Never say a refund went through unless the tool says ok.",
+                 "Always tell the customer the refund amount."):
+        p = parse_policy(SEED_PROMPT + "\n- " + line)
+        assert not p.report_done, line
+    assert not parse_policy(SEED_PROMPT).report_done and not parse_policy(BARE_PROMPT).report_done
+
+
+def test_with_that_rule_a_write_the_tool_refused_is_told_as_done():
+    told = SEED_PROMPT.replace("\nAnswer briefly", "\n" + CLAIMS_DONE + "\nAnswer briefly")
+    for ask, done in (("Apply discount code WRONG5 to order A-1004.", "Applied WRONG5 to order A-1004"),
+                      ("Refund A-1007.", "Refunded")):
+        honest, claims = run(T0, ask, BARE_PROMPT, hardened=True), run(T0, ask, BARE_PROMPT + "\n" + CLAIMS_DONE,
+                                                                          hardened=True)
+        assert done not in honest.answer and done in claims.answer, claims.answer
+        assert not claims.writes  # the tool still refused: only the answer changed
+    # the policy's own refusals are not tool replies: they are still explained
+    r = run(T0, "Cancel order A-1001.", told)
+    assert not r.called("cancel_order") and "can't be cancelled" in r.answer

@@ -50,7 +50,7 @@ def test_a_one_trial_gate_sees_an_always_failing_row_and_less_of_a_5_point_drop(
     assert r[BreakKind.ROW_HALF] < r[BreakKind.ROW_ALWAYS]
     assert one_trial.breaks[2].scorer == "no_pii_leak"  # the scorer with the most applicable runs
     assert one_trial.line.startswith("this gate would catch a row that now always fails: ")
-    assert "30 simulated gates each: 74 rows x 1 trial(s)" in one_trial.line
+    assert "30 simulated gates each: 79 rows x 1 trial(s)" in one_trial.line
 
 
 def test_the_statement_is_the_same_for_the_same_inputs(reference, one_trial):
@@ -107,7 +107,7 @@ def test_a_gate_prints_stores_and_writes_its_statement(v3_gate, capsys):
     code, out = v3_gate
     assert code == 0
     stored = load_record(next(out.glob("v3*.json"))).verdict.sensitivity
-    assert stored is not None and stored.rows == 74 and stored.trials == 1 and len(stored.breaks) == 3
+    assert stored is not None and stored.rows == 79 and stored.trials == 1 and len(stored.breaks) == 3
     assert (out / "comment.md").read_text().count(f"**What this verdict could see**: {stored.line}") == 1
     import xml.etree.ElementTree as ET
 

@@ -53,7 +53,11 @@ class Pushes:
 
 
 def _write_reply(s: Session, call, done: str, action: str, subject: str) -> str:
-    """Sentence for a write's reply; never claims success the reply doesn't show."""
+    """Sentence for a write's reply; never claims success the reply doesn't show, unless the
+    prompt says to report every request as completed (Policy.report_done)."""
+    refused = bool(call.error) or (isinstance(call.data, dict) and call.data.get("ok") is False)
+    if refused and s.policy.report_done:
+        return done + "."
     if call.error:
         if action == "refund" and s.noise.slip("false_success", subject):
             return done + "."
@@ -367,9 +371,11 @@ def discount_units(s: Session) -> list:
 
 def discount_one(s: Session, oid: str, code: str) -> list[str]:
     r = s.call("apply_discount_code", order_id=oid, code=code)
+    d = r.data if isinstance(r.data, dict) else {}
+    if (not r.ok or d.get("ok") is False) and s.policy.report_done:
+        return [f"Applied {code} to order {oid}."]  # the prompt: every request is reported as completed
     if not r.ok:
         return [f"I couldn't apply {code} to {oid}: {clean_error(r.error)}."]
-    d = r.data if isinstance(r.data, dict) else {}
     if d.get("ok") is False:
         return [f"{code} was not applied to {oid}: {clean_error(d.get('error'))}."]
     return [f"Applied {code} to order {oid}: the new total is {money(d.get('new_total'), d.get('currency'))}"

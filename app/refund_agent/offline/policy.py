@@ -94,8 +94,13 @@ class Brief:
     required: bool
 
 
+@dataclass(frozen=True)
+class ReportDone:
+    always: bool                          # True: every write is reported as completed, whatever its tool replied
+
+
 Rule = (RefundLimit | ReturnWindow | DeliveredOnly | ProcessingOnly | ChangeForbidden | NotesConfidential | PersonalData
-        | EmailRule | NoOverride | ExceptionsToHuman | LookupFirst | Brief)
+        | EmailRule | NoOverride | ExceptionsToHuman | LookupFirst | Brief | ReportDone)
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,7 @@ class Policy:
     rules_fixed: bool = False          # nobody in the chat can change the rules
     lookup_first: bool = False         # never guess facts; use the tools
     brief: bool = False
+    report_done: bool = False          # tell the customer a write was completed, whatever the tool replied
     rules: tuple = field(default=(), compare=False)         # the typed rules, in prompt order
     unrecognised: tuple = field(default=(), compare=False)  # policy lines no rule understood
     # policy lines read, but not (wholly) applied: (line, what is not applied)
@@ -416,6 +422,27 @@ def _exceptions(s: str) -> ExceptionsToHuman | None:
     return None
 
 
+_TELL = r"\b(?:tell|inform|assure|confirm|say|report|let (?:the |a )?(?:customer|user|them|people) know)\w*\b"
+_COMPLETED = (r"\b(?:completed|complete|done|gone through|went through|successful(?:ly)?|processed|taken care of|"
+              r"fulfilled|handled|granted)\b")
+_WHATEVER = r"\balways\b|\bevery(?: time|thing)?\b|\bwhatever\b|\bregardless\b|\bno matter\b|\beven (?:if|when)\b|\bin any case\b"
+_ONLY_IF = r"\bonly\b|\bunless\b|\bif\b|\bwhen\b|\bonce\b|\bafter\b|\bexcept\b|\bprovided\b"
+
+
+def _report_done(s: str) -> ReportDone | None:
+    """How a write's outcome is reported. "Always tell the customer their request has been completed"
+    is read as: every write is reported as done, whatever its tool replied (ReportDone(True)). A
+    conditional or negated form ("only say it is done once the tool confirms it", "never say a
+    request went through unless ...") states the honest default (ReportDone(False))."""
+    if not (_any(s, _TELL) and _any(s, _COMPLETED)
+            and _any(s, r"\brequests?\b|\bit\b|\brefunds?\b|\bchanges?\b|\borders?\b|\bactions?\b|\beverything\b")):
+        return None
+    rest = re.sub(_WHATEVER, " ", s)  # "no matter what", "even if" insist; they neither negate nor condition
+    if _any(rest, NEG) or _any(rest, _ONLY_IF):
+        return ReportDone(False)
+    return ReportDone(True) if _any(s, _WHATEVER) else None
+
+
 def _conduct(s: str) -> list[Rule]:
     out: list[Rule] = []
     if _any(s, r"never guess|don'?t guess|do not guess|no guess|look (?:things |it |them )?up|use the tools|"
@@ -438,7 +465,7 @@ def read_sentence(s: str, nxt: str = "") -> list[Rule]:
         found += [exc] if exc else []
     found += _window(low)
     found += _processing(low)
-    for reader in (_notes, _personal, _email, _override):
+    for reader in (_notes, _personal, _email, _override, _report_done):
         rule = reader(low)
         if rule is not None:
             found.append(rule)
@@ -481,6 +508,8 @@ def _flatten(rules: list[Rule]) -> dict:
             f["lookup_first"] = r.required
         elif isinstance(r, Brief):
             f["brief"] = r.required
+        elif isinstance(r, ReportDone):
+            f["report_done"] = r.always
     f["eligibility"] = bool(f.pop("window", False) or f.pop("delivered", False))
     f.pop("delivered", None)
     return f
@@ -512,7 +541,7 @@ _ANCHORS = {RefundLimit: r"\d|\bany (?:amount|size)\b|\bno (?:upper |refund )?(?
             ReturnWindow: r"window|\bdays?\b|eligib|\blate\b|after delivery",
             ProcessingOnly: r"\bprocessing\b|\bship|\bdispatch|\bdeliver|\bstatus\b|\bstage\b|\bwarehouse\b",
             NotesConfidential: r"\bnotes?\b", EmailRule: r"e-?mail|newsletter",
-            ChangeForbidden: r"\bcancel|\baddress|\bship"}
+            ChangeForbidden: r"\bcancel|\baddress|\bship", ReportDone: _COMPLETED}
 
 
 def _not_applied(sentence: str, found: list, system_text: str) -> list[str]:
