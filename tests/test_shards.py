@@ -1,8 +1,9 @@
 """--shard K/N and evals/merge.py: v3 at seeds 0-2 on six rows run as three shards and merged is
 the unsharded run of the same plan (the same gate runs by (row, seed) with the same verdicts,
 the same reruns, the same verdict and exit code); merge refuses a missing, duplicated or foreign
-shard in one line, exit 2; reruns the merged plan calls for that no shard made are run with
---version, refused without it; a shard resumes as any record; shards of other agent code are refused."""
+shard in one line, exit 2 (shards of two versions named by their versions); reruns the merged plan
+calls for that no shard made are run with the agent and version the shards name, no flag needed; a
+shard resumes as any record; shards of other agent code are refused."""
 from __future__ import annotations
 
 import json
@@ -104,7 +105,7 @@ def test_merge_refuses_a_shard_of_other_agent_code(runs, capsys, tmp_path):
     assert plan_digest(rec.plan.model_copy(update={"agent_code": code})) != plan_digest(rec.plan)  # in its digest
 
 
-def test_reruns_no_shard_made_need_the_agent(runs, capsys, tmp_path):
+def test_reruns_no_shard_made_are_run_with_the_shards_agent(runs, capsys, tmp_path):
     tmp, (full_code, full_path), shards = runs
     files = [str(p) for _, p in shards]
     with_reruns = next(i for i, (_, p) in enumerate(shards) if load_record(p).runs_for("v3", "confirm"))
@@ -112,9 +113,20 @@ def test_reruns_no_shard_made_need_the_agent(runs, capsys, tmp_path):
     record.runs = [r for r in record.runs if r.stage == "gate"]  # as if that shard had flagged nothing
     files[with_reruns] = str(save_record(record, tmp_path / "no-reruns.json"))
     out = tmp_path / "m.json"
-    assert "--version v3" in refused(capsys, *files, "--out", str(out))
-    assert merge.main([*files, "--out", str(out), "--version", "v3", "--no-upload"]) == full_code
+    assert refused(capsys, *files, "--out", str(out), "--version", "v2") == "error: --version v2: the shards ran v3"
+    assert merge.main([*files, "--out", str(out), "--no-upload"]) == full_code  # the shards name v3
     assert by_key(load_record(out)) == by_key(load_record(full_path))
+    again = tmp_path / "again.json"
+    assert merge.main([*files, "--out", str(again), "--version", "v3", "--no-upload"]) == full_code
+    assert by_key(load_record(again)) == by_key(load_record(full_path))
+
+
+def test_shards_of_two_versions_are_named_by_their_versions(runs, capsys, tmp_path):
+    tmp, _, shards = runs
+    files = [str(p) for _, p in shards]
+    _, v2 = gate(tmp_path / "v2", "--shard", "2/3", "--version", "v2")
+    line = refused(capsys, files[0], str(v2), files[2], "--out", str(tmp_path / "m.json"))
+    assert line == f"error: {files[0]} and {v2} are shards of different plans: version v3 vs v2"
 
 
 def test_a_shard_resumes_as_any_record(runs, tmp_path):

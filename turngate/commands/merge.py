@@ -10,8 +10,8 @@ every shard (gate runs and confirmation reruns) and its verdict is recomputed fr
 
 Confirmation reruns: each shard reran the rows its own numbers flagged; over all rows the
 totals may flag others, or no longer call for some. Reruns the merged plan does not call for
-are dropped (and counted); reruns it calls for that no shard made are run here when
---version (or --agent) names the agent to run them with, else the merge is refused.
+are dropped (and counted); reruns it calls for that no shard made are run here, with the agent
+and version every shard names (--version and --agent only to say it again: they must agree).
 
 Outputs, as the gate's: --report (HTML), --junit (XML), --markdown (a PR comment), and the CI
 step summary when GITHUB_STEP_SUMMARY is set (.github/workflows/gate.yml, docs/ci-and-scale.md).
@@ -36,7 +36,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="PATH", help="the merged results file")
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
     p.add_argument("--agent", help="the agent to run missing confirmation reruns with (default: the shards')")
-    p.add_argument("--version", help="the agent version, to run confirmation reruns no shard made")
+    p.add_argument("--version", help="the agent version the shards ran (default: the one they name); "
+                                     "confirmation reruns no shard made are run with it")
     p.add_argument("--no-upload", action="store_true", help="do not upload the reruns to orq.ai")
     p.add_argument("--report", metavar="PATH.html", help="write the merged verdict's self-contained HTML report")
     p.add_argument("--junit", metavar="PATH.xml", help="write the merged verdict as JUnit XML, one test case per row")
@@ -48,6 +49,8 @@ def parser() -> argparse.ArgumentParser:
 def _differ(a: Record, b: Record) -> str:
     """What two shards' plans disagree on, in a few words."""
     pa, pb = a.plan, b.plan
+    if a.meta.version != b.meta.version:
+        return f"version {a.meta.version} vs {b.meta.version}"
     if pa.dataset != pb.dataset:
         return f"dataset {pa.dataset['name']} ({pa.dataset['sha256'][:12]}) vs {pb.dataset['name']} " \
                f"({pb.dataset['sha256'][:12]})"
@@ -228,10 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     wanted = set(wanted_reruns(record, reference, want, stops))
     extra = [r for r in reruns if (r.row_id, r.trial) not in wanted or r.version != record.meta.version]
     missing = wanted - {(r.row_id, r.trial) for r in reruns if r.version == record.meta.version}
-    if missing and not (a.version or a.agent):
-        raise ConfigError(f"the merged gate runs call for {len(missing)} confirmation rerun(s) no shard made "
-                          f"(e.g. {min(missing)[0]} seed {min(missing)[1]}): pass --version {record.meta.version} "
-                          "(and --agent if not the default) to run them here")
+    if a.version and a.version not in (record.meta.version, record.meta.agent_version):
+        raise ConfigError(f"--version {a.version}: the shards ran {record.meta.version}")
     if extra:
         keep = {id(r) for r in extra}
         record.runs = [r for r in record.runs if id(r) not in keep]
