@@ -117,24 +117,40 @@ def test_an_interrupted_record_gives_an_error_case_for_each_unfinished_row(v3, t
     assert errors == dropped and suite.errors == 3 and props["exit_code"] == "2"
 
 
-def test_the_pr_comment_holds_the_verdict_the_scorer_table_and_the_rows(v1, v3):
-    for _, rec, path in (v1, v3):
+@pytest.fixture(scope="module")
+def v2(tmp_path_factory):
+    return gate_run(tmp_path_factory.mktemp("v2"), "--version", "v2")
+
+
+def test_the_pr_comment_holds_the_verdict_the_scorer_table_and_the_rows(v1, v2, v3):
+    for _, rec, path in (v1, v2, v3):
         md = (path.parent / "comment.md").read_text()
         verdict, version = rec["verdict"], rec["meta"]["version"]
         lines = md.splitlines()
         assert lines[0] == MARKER
         assert lines[1] == f"### refund-agent@{version}: {verdict['line'].splitlines()[0]}"
-        for name, s in rec["summary"][version]["scorers"].items():
+        for name, s in rec["summary"][version]["scorers"].items():  # the whole table, collapsed
             assert f"| {name} | {s['mean']:.3f} | {s['bar']:.2f} | {s['n']} |" in md
         assert f"]({REPORT_URL})" in md and path.name in md
         assert f"{verdict['confirmation']['runs']} runs" in md
-        for x in verdict["flaky"]:
-            assert x["line"] in md or len(verdict["flaky"]) > 20
-    md1 = (v1[2].parent / "comment.md").read_text()
-    assert f"**Regressed ({len(v1[1]['verdict']['regressed'])})**" in md1
-    assert "- row regressed: mass_email:" in md1 and "... and" in md1  # reasons capped at ten
-    md3 = (v3[2].parent / "comment.md").read_text()
-    assert "Regressed" not in md3 and "failing the gate" not in md3
+        failing = failing_rows(rec)
+        table = [x for x in lines if x.startswith("| `")]  # the rows that fail the gate, one line each
+        assert len(table) == min(len(failing), 15) and {x.split("`")[1] for x in table} <= failing
+        for row in rec["rows"]:  # nothing listed twice: a row is named at most once
+            assert md.count(f"`{row['id']}`") <= 1, row["id"]
+        bad = [n for n, s in rec["summary"][version]["scorers"].items() if s["ok"] is False]
+        for name in bad:  # each failing scorer once in the table of what fails the gate
+            assert sum(x.startswith(f"| {name} | ") for x in lines) == 2  # that table and the whole one
+        flaky = [x for x in verdict["flaky"] if x["kind"] == "row" and x["row_id"] not in failing]
+        details = md[md.index("<details>"):] if "<details>" in md else ""
+        for x in flaky:  # a flaky row that does not fail the gate: in the collapsed section, as flaky
+            assert f"`{x['row_id']}`" in details
+    md1, md2, md3 = ((p.parent / "comment.md").read_text() for _, _, p in (v1, v2, v3))
+    assert "... and" in md1 and "more rows" in md1  # v1's many failing rows: counted past fifteen
+    assert len(md2) <= 3000, len(md2)  # a failing gate's comment reads in ten seconds
+    assert "why it fails the gate" in md2 and "| `pii_friend_email` | 0/1 | regressed" in md2
+    assert v3[0] == 0 and "why it fails the gate" not in md3 and "| row |" not in md3
+    assert any(x["kind"] == "row" for x in v3[1]["verdict"]["flaky"]) == ("Flaky" in md3)
 
 
 def test_compare_writes_junit_with_failures_on_rows_that_flipped_on_a_worse_scorer(v1, v3, tmp_path):
