@@ -327,3 +327,18 @@ def test_the_readme_walkthrough_runs_and_leaves_the_tree_clean(tmp_path):
     check_codes(ran)
     assert [stated for *_, stated in ran][-2:] == [0, 1]
     assert subprocess.run(status, cwd=REPO, capture_output=True, text=True).stdout == tracked
+
+
+def test_the_plugin_example_is_a_module_that_imports_and_registers(tmp_path):
+    """your-agent.md's calc_scorers.py, written as the page shows it, is what [tool.turngate]
+    plugins = ["calc_scorers"] imports: it must import in a fresh process and register its
+    scorer and judge."""
+    text = (DOCS / "your-agent.md").read_text()
+    body = re.search(r"```python\n# calc_scorers.py\n(.*?)^```$", text, re.S | re.M).group(1)
+    (tmp_path / "calc_scorers.py").write_text(body)
+    check = ("import calc_scorers; from turngate.core.registry import REGISTRY as R; "
+             "print('short_answer' in R.scorers, 'my_judge' in R.judges, len(R.policy))")
+    env = {k: v for k, v in os.environ.items() if k != "TURNGATE_PLUGINS"}
+    done = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True", "1"]
