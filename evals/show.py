@@ -5,7 +5,7 @@ try:
     from turngate.cli import run
 except ImportError as exc:  # a shell without the project's environment: one line and exit 2, never 1
     sys.stderr.write(f"error: cannot import {exc.name} ({exc}): run this with the project's environment "
-                     "(. .venv/bin/activate, or pip install -e '.[dev,ray,demo,review]')\n")
+                     "(. .venv/bin/activate, or pip install -e '.[dev,demo,review]')\n")
     raise SystemExit(2) from None
 
 run(["show", *sys.argv[1:]])

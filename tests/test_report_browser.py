@@ -71,6 +71,11 @@ def test_report_cli(tmp_path, capsys):
 
 
 def chromium() -> str | None:
+    """Debian's chromium, when playwright (the [browser] extra) is there to drive it; else None: skip."""
+    import importlib.util
+
+    if importlib.util.find_spec("playwright") is None:
+        return None
     for name in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")):
         if name and Path(name).exists():
             return name
@@ -84,7 +89,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 def test_report_in_headless_chromium(report_file):
     binary = chromium()
     if binary is None:
-        pytest.skip("no chromium binary (Debian package 'chromium'); .ci/run installs it")
+        pytest.skip("no chromium binary (Debian package 'chromium') or no playwright (the [browser] extra); .ci/run installs both")
     from playwright.sync_api import sync_playwright
 
     problems, requests, dialogs = [], [], []
