@@ -101,6 +101,14 @@ def test_v3_junit_has_no_failure_and_marks_the_flaky_rows(v3):
     flaky = {x["row_id"] for x in rec["verdict"]["flaky"] if x["kind"] == "row"}
     assert {c.name for c in cases if c.is_flaky} == flaky
     assert all(props[f"row.{rid}.status"] == "flaky" for rid in flaky)
+    # the reporters' own rules (dorny/test-reporter's java-junit parser, mikepenz/action-junit-report's
+    # testParser): a case is failed, skipped or success; dorny groups a case by its classname when
+    # that differs from the suite's name, mikepenz titles it by the classname's last dotted part
+    dorny_groups = {c.name: ("" if c.classname == suite.name else c.classname) for c in cases}
+    mikepenz_titles = {c.name: f"{c.classname.split('.')[-1]}.{c.name}" for c in cases}
+    for c in cases:
+        shown = dorny_groups[c.name].endswith(".flaky") and mikepenz_titles[c.name].startswith("flaky.")
+        assert shown == (c.name in flaky), c.name  # a flaky row reads as flaky in both, nothing else does
     assert props["exit_code"] == "0" and props["verdict"].startswith("PASS")
 
 

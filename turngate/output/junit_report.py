@@ -8,7 +8,12 @@ job, name the row id) holding its runs:
     runs failed a scorer that failed the gate), the message its first reason, the text every
     reason and the failing scorers' explanations, run by run;
   - <flakyFailure type="flaky"> (Surefire's "failed, then passed on rerun") for a flaky row:
-    flagged at stage 1, not confirmed by its reruns; it does not fail the gate, so the case passes;
+    flagged at stage 1, not confirmed by its reruns; it does not fail the gate, so the case passes.
+    Its classname is the job's plus `.flaky`, because not every reporter reads <flakyFailure>:
+    dorny/test-reporter knows only failed, skipped and success, and puts a case whose classname
+    differs from its suite's name in a group of that name ("mybot@v3.flaky");
+    mikepenz/action-junit-report titles a case by its classname's last dotted part ("flaky.<row>")
+    and, with `flaky_summary: true`, lists <flakyFailure> cases in a table of flaky tests;
   - <error type="interrupted"> for a row whose planned runs did not all finish;
   - <system-out>: each run, one line (seed, pass or the failed scorers), then the reruns.
 The schema has no properties on a testcase, so the suite's <properties> carry the rest: the
@@ -56,7 +61,8 @@ def _case(record: Record, o: RowOutcome, job: str):
     from junitparser import Error, Failure
     from junitparser.xunit2 import FlakyFailure, TestCase
 
-    case = TestCase(o.row_id, job, _seconds(sum(r.turn.seconds for r in o.runs + o.reruns)))
+    flaky = o.status == "flaky" and not o.failed
+    case = TestCase(o.row_id, f"{job}.flaky" if flaky else job, _seconds(sum(r.turn.seconds for r in o.runs + o.reruns)))
     results = []
     if o.failed:
         body = o.reasons + [""] + o.explanations()
@@ -68,7 +74,7 @@ def _case(record: Record, o: RowOutcome, job: str):
         results.append(error)
     if results:
         case.result = results
-    if o.status == "flaky" and not o.failed:
+    if flaky:
         flaky = FlakyFailure(_text(record, f"flaky (not confirmed by reruns): {o.flag.line}"), "flaky")
         flaky.text = _text(record, "\n".join(o.explanations()))
         case.add_interim_result(flaky)
