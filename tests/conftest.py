@@ -22,3 +22,29 @@ def small_gate_record(tmp_path_factory) -> str:
                             "--out", str(out)]) == 0
     (path,) = out.glob("*.json")
     return path.read_text()
+
+
+# The quick loop, `pytest -m "not slow"`: every layer's own tests in about a minute. Slow are the
+# tests that run whole gates, studies, subprocess commands, a wheel build, a browser or a Ray
+# cluster; the README's `pytest -q` (and CI) runs them all. Chosen by `pytest --durations=0`.
+SLOW_MODULES = {
+    "test_standalone", "test_ray_executor", "test_report_browser", "test_review_browser",
+    "test_review_browser_northwind", "test_gate_study", "test_gate_power", "test_faults", "test_faults_env",
+    "test_gate_ops", "test_gate", "test_workflow", "test_exits", "test_record_readers", "test_shards",
+    "test_sensitivity", "test_simulation_e2e", "test_simulation_standalone", "test_serve_gate",
+    "test_serve_workers", "test_serve_limits", "test_orq_gate", "test_resume_agent", "test_records_last",
+    "test_example_agent", "test_taxonomy_page", "test_conversation_release", "test_server_stdio",
+    "test_calibrate", "test_compare", "test_regrade", "test_ci_outputs", "test_layers",
+}
+SLOW_TESTS = {
+    "test_docs.py::test_the_complete_example_runs_from_an_empty_folder",
+    "test_docs.py::test_the_readme_walkthrough_runs_and_leaves_the_tree_clean",
+    "test_docs.py::test_the_plugin_example_is_a_module_that_imports_and_registers",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.path.stem
+        if module in SLOW_MODULES or f"{item.path.name}::{item.name.split('[')[0]}" in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
