@@ -358,3 +358,43 @@ def test_a_scorer_written_since_covers_its_mode_through_todays_verdicts(review, 
     assert not [p for p in written if p.parent.name == "scorers"]
     m2 = json.loads((tmp_path / "e" / "taxonomy.json").read_text())["modes"][1]
     assert (m2["coverage"], m2["covered_by"]) == ("covered", "delivery_date")
+
+
+def test_a_tie_goes_to_the_scorer_of_the_mode_not_the_one_that_fails_everything(review, tmp_path):
+    """Two scorers fail all of a mode's runs: the one that fails fewer runs of the other modes
+    covers it (a judge that fails a little of everything comes after)."""
+    state, items, _ = review
+    m1 = set(state.runs_of("m-1"))
+    m2 = set(state.runs_of("m-2"))
+    verdicts = {k: {"a_judge": False, "z_specific": True} for k in m2}  # False: the scorer failed the run
+    verdicts.update({k: {"a_judge": False, "z_specific": False} for k in m1})
+    export(state, items, tmp_path / "e", verdicts=verdicts)
+    first, second = json.loads((tmp_path / "e" / "taxonomy.json").read_text())["modes"]
+    assert [a["scorer"] for a in first["agreement"]] == ["z_specific", "a_judge"]  # a_judge also fails m-2's runs
+    assert first["covered_by"] == "z_specific"
+    assert [a["scorer"] for a in second["agreement"] if a["failed"]] == ["a_judge"]
+
+
+def test_the_page_name_the_command_at_its_top_and_the_table_by_version(review, tmp_path):
+    state, items, sim = review
+    cmd = "evals review a.json --notes r.jsonl --export out --page TAXONOMY.md"
+    written = export(state, items, tmp_path / "e", page="TAXONOMY.md", command=cmd)
+    assert [p.name for p in written][:2] == ["TAXONOMY.md", "taxonomy.json"]
+    md = (tmp_path / "e" / "TAXONOMY.md").read_text()
+    assert f"```bash\n{cmd}\n```" in md.split("## 1.")[0]
+    data = json.loads((tmp_path / "e" / "taxonomy.json").read_text())
+    assert data["command"] == cmd
+    versions = {v["version"]: v for v in data["by_version"]}
+    assert set(versions) == {"v1", "v2 (simulated)"}
+    v1 = versions["v1"]
+    gate = [it for it in items if it.stage != "simulation"]
+    assert (v1["runs"], v1["failing"]) == (len(gate), sum(it.failed for it in gate))
+    forbidden = v1["modes"][0]
+    assert forbidden["scorer"] == "no_forbidden_action" and forbidden["in_mode"] == 3
+    assert forbidden["failing"] == sum("no_forbidden_action" in it.failing for it in gate) >= 3
+    assert v1["modes"][1]["failing"] is None  # an uncovered mode has no scorer to count
+    assert "## 4. By version" in md and "| M1 `no_forbidden_action` | " in md
+    assert f"{forbidden['failing']} failing · 3 in M1" in md
+    for bad in ("taxonomy.json", "../x.md", "page.txt", ""):
+        with pytest.raises(ConfigError, match="page"):
+            export(state, items, tmp_path / "f", page=bad)

@@ -441,8 +441,9 @@ def test_suggest_and_export_call_the_review_modules_by_their_names(served, monke
         warn("the model named 1 of 1")
         return [Name("refund outside the window") for _ in groups]
 
-    def export(state, items, out_dir, *, rows=None, dataset=None, verdicts=None):
+    def export(state, items, out_dir, *, rows=None, dataset=None, verdicts=None, page="taxonomy.md"):
         seen["export"] = (state, len(items), out_dir, rows)
+        assert page == "taxonomy.md"  # the session's --page
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "taxonomy.md").write_text("# modes\n")
         return [out_dir / "taxonomy.md"]
@@ -482,8 +483,9 @@ def test_the_export_flag_calls_export_and_prints_its_paths(tmp_path, monkeypatch
     ReviewStore(tmp_path / "v2.review.jsonl").load()
     calls = []
 
-    def export(state, items, out_dir, *, rows=None, dataset=None, verdicts=None):
+    def export(state, items, out_dir, *, rows=None, dataset=None, verdicts=None, page=None, command=None):
         calls.append((state.events, len(items), out_dir))
+        assert page == "taxonomy.md" and command == f"evals review {path} --export {tmp_path / 'out'}"
         return [out_dir / "taxonomy.md", out_dir / "taxonomy.json"]
 
     monkeypatch.setitem(sys.modules, "turngate.review.export", types.SimpleNamespace(export=export))

@@ -1,6 +1,6 @@
 """claims_match_actions (mode M8): what the answer says was done, against the tools' replies.
 
-The Turns are the shapes real runs produce (excerpts of v2/v3 runs, evals/TAXONOMY.md O29-O36),
+The Turns are the shapes real runs produce (excerpts of v2/v3 runs, mode M8 of evals/TAXONOMY.md),
 plus real offline conversations of v3 and of its one-change variant that tells every request
 as completed (scripts/gate_power.py's add-claims-done)."""
 from __future__ import annotations

@@ -43,6 +43,9 @@ def parser() -> argparse.ArgumentParser:
                                                 "beside the review file)")
     p.add_argument("--export", metavar="DIR", help="write the export into DIR from the review file and exit; "
                                                    "serves nothing")
+    p.add_argument("--page", default="taxonomy.md", metavar="NAME",
+                   help="the taxonomy page's file name in the export folder, for --export and the page's "
+                        "Export button (default taxonomy.md; e.g. TAXONOMY.md)")
     p.add_argument("--coverage", choices=["today", "recorded"], default="today",
                    help="which scorers a mode's coverage is by: today's suite (the project's bars, its judge), "
                         "scoring the mode's runs again, or the verdicts the files recorded (default today)")
@@ -69,6 +72,24 @@ def project_dataset() -> Path | None:
         return None
     path = here.path("dataset", "dataset.jsonl")
     return path if path.is_file() else None
+
+
+def export_command(a: argparse.Namespace) -> str:
+    """The command that makes this export again, for the top of its page: the files and options as
+    given (always spelled `evals review`, so the page does not depend on how it was started)."""
+    import shlex
+
+    parts = ["evals", "review", *a.files]
+    if a.notes:
+        parts += ["--notes", a.notes]
+    parts += ["--export", a.export]
+    if a.page != "taxonomy.md":
+        parts += ["--page", a.page]
+    if a.coverage != "today":
+        parts += ["--coverage", a.coverage]
+    if a.judge:
+        parts += ["--judge", a.judge]
+    return shlex.join(parts)
 
 
 def can_open_a_browser() -> bool:
@@ -142,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         kwargs = {"dataset": dataset} if (dataset := project_dataset()) is not None else {}
         if (cov := coverage(a)) is not None:
             kwargs["verdicts"] = cov.verdicts(store.state, {it.key: it for it in items})
-        written = export(store.state, items, Path(a.export), **kwargs)
+        written = export(store.state, items, Path(a.export), page=a.page, command=export_command(a), **kwargs)
         for path in written:
             print(path)
         for line in getattr(written, "report", []) or []:
@@ -158,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     if elsewhere:
         print(f"note: {elsewhere} note(s) in {notes} are on runs of none of the files given", file=sys.stderr)
     session = Session(items, store, sample=a.sample, seed=a.seed, model=a.model, dataset=project_dataset(),
-                      coverage=coverage(a),
+                      coverage=coverage(a), page=a.page,
                       export_dir=Path(a.out) if a.out else default_export_dir(notes))
     sock = listen(a.port)
     port = sock.getsockname()[1]

@@ -43,7 +43,7 @@ from turngate.core.errors import ConfigError
 
 from .items import Item, Source, transcript
 from .store import ReviewState, RunKey
-from .taxonomy import COVERS, ModeSummary, reviewed, summarise
+from .taxonomy import COVERS, ModeSummary, _verdicts, reviewed, summarise
 
 SCHEMA = "turngate/taxonomy@1"
 MANIFEST = ".turngate-export.json"
@@ -271,7 +271,7 @@ def _open_coding(state: ReviewState, items: list[Item], numbers: dict[str, int])
 
 
 def _taxonomy_md(modes: list[_Mode], coding: list[dict[str, Any]], state: ReviewState, items: list[Item],
-                 sources: list[Source]) -> str:
+                 sources: list[Source], command: str | None = None) -> str:
     seen = reviewed(state)
     failing = sum(it.failed for it in items)
     labels = list(state.labels.values())
@@ -279,7 +279,11 @@ def _taxonomy_md(modes: list[_Mode], coding: list[dict[str, Any]], state: Review
     lines = ["# Failure taxonomy", "",
              "Written by `evals review` from the notes of a review, the way the method asks: read runs, write one",
              "observation per failure (open coding), group the observations into named modes (axial coding), then",
-             "give each mode one binary scorer.", "",
+             "give each mode one binary scorer.", ""]
+    if command:
+        lines += ["This page is an export: edit the review, not the page. Made (and made again) by", "",
+                  "```bash", command, "```", ""]
+    lines += [
              f"**Material read.** {len(items)} runs ({failing} failing) in {len(sources)} file(s); "
              f"{len(seen)} reviewed: {len(state.notes)} notes, {labels.count('fail')} labelled fail, "
              f"{labels.count('pass')} labelled pass. Shares are of the runs reviewed, with a Wilson 95% interval.", ""]
@@ -327,11 +331,59 @@ def _taxonomy_md(modes: list[_Mode], coding: list[dict[str, Any]], state: Review
     unassigned = [o for o in coding if not o["mode"] and o["note"]]
     if unassigned:
         lines += ["", f"{len(unassigned)} note(s) in no mode: {', '.join(o['id'] for o in unassigned)}."]
+    lines += _by_version_md(modes, items)
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _group(it: Item) -> str:
+    return f"{it.version} (simulated)" if it.stage == "simulation" else it.version
+
+
+def by_version(modes: list[_Mode], items: list[Item]) -> list[dict[str, Any]]:
+    """Per version read (simulated conversations apart): its runs, how many failed, and for each
+    mode how many runs its first scorer fails there (every run, by the verdicts the files
+    recorded) and how many of the mode's runs are of that version."""
+    groups: dict[str, list[Item]] = {}
+    for it in items:
+        groups.setdefault(_group(it), []).append(it)
+    out = []
+    for name, its in groups.items():
+        cells = []
+        for m in modes:
+            s = m.summary
+            scorer = s.agreement[0].scorer if s.agreement and s.agreement[0].failed else None
+            recorded = scorer is not None and any(scorer in _verdicts(it) or scorer in it.failing for it in its)
+            fails = sum(scorer in it.failing for it in its) if recorded else None  # None: not scored there
+            cells.append({"mode": s.id, "scorer": scorer, "failing": fails,
+                          "in_mode": sum(_group(it) == name for it in m.here)})
+        out.append({"version": name, "runs": len(its), "failing": sum(it.failed for it in its), "modes": cells})
+    return out
+
+
+def _by_version_md(modes: list[_Mode], items: list[Item]) -> list[str]:
+    table = by_version(modes, items)
+    if not modes or not table:
+        return []
+    lines = ["", "## 4. By version", "",
+             "For each mode, how many runs of each version its first scorer fails (every run of the files read,",
+             "by the verdicts they recorded), then how many of those runs were reviewed into the mode.", "",
+             "| mode (scorer) | " + " | ".join(f"{_md(v['version'])}: {v['runs']} runs, {v['failing']} failing"
+                                             for v in table) + " |",
+             "|---|" + "---|" * len(table)]
+    for i, m in enumerate(modes):
+        first = table[0]["modes"][i]["scorer"]
+        head = f"M{m.number} " + (f"`{first}`" if first else "(no scorer)")
+        cells = []
+        for v in table:
+            c = v["modes"][i]
+            cells.append(("not scored" if c["failing"] is None else f"{c['failing']} failing")
+                         + f" · {c['in_mode']} in M{m.number}")
+        lines.append(f"| {head} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _taxonomy_json(modes: list[_Mode], coding: list[dict[str, Any]], state: ReviewState, items: list[Item],
-                   sources: list[Source]) -> str:
+                   sources: list[Source], command: str | None = None) -> str:
     def mode_data(m: _Mode) -> dict[str, Any]:
         s = m.summary
         first = s.agreement[0].scorer if s.agreement and s.agreement[0].failed else None
@@ -353,12 +405,14 @@ def _taxonomy_json(modes: list[_Mode], coding: list[dict[str, Any]], state: Revi
     labels = list(state.labels.values())
     data = {
         "schema": SCHEMA,
+        "command": command,
         "sources": [{"digest": s.digest, "path": s.path, "label": s.label, "kind": s.kind,
                      "runs": sum(it.source.digest == s.digest for it in items),
                      "failing": sum(it.failed for it in items if it.source.digest == s.digest)} for s in sources],
         "reviewed": len(reviewed(state)), "notes": len(state.notes),
         "labels": {"pass": labels.count("pass"), "fail": labels.count("fail")},
         "modes": [mode_data(m) for m in modes],
+        "by_version": by_version(modes, items),
         "open_coding": [{k: o[k] for k in ("id", "source", "run", "note", "label", "mode")} for o in coding],
     }
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
@@ -641,12 +695,17 @@ def _kept_by_user(rel: str) -> bool:
 
 def export(state: ReviewState, items: Iterable[Item] | Mapping[RunKey, Item], out_dir: str | Path, *,
            rows: set[RunKey] | None = None, dataset: str | Path | None = None, force: bool = False,
-           verdicts: dict[RunKey, dict[str, bool | None]] | None = None) -> Exported:
+           verdicts: dict[RunKey, dict[str, bool | None]] | None = None, page: str = "taxonomy.md",
+           command: str | None = None) -> Exported:
     """Write the review's exports into out_dir (module docstring); the paths written, in the
     order above, with `.report`. rows: the runs to export as dataset rows (rows.jsonl is
     written only when given); dataset: the dataset they must not already be in; force: replace
     files changed since the last export; verdicts: the mode's runs scored by today's suite
-    (rescore.rescored), for coverage, instead of the verdicts the files recorded."""
+    (rescore.rescored), for coverage, instead of the verdicts the files recorded; page: the
+    taxonomy page's file name (a project's TAXONOMY.md); command: the command that makes this
+    export, shown at the top of the page (and in taxonomy.json) so it is made again, not edited."""
+    if not page or Path(page).name != page or not page.endswith(".md") or page in ("taxonomy.json", MANIFEST):
+        raise ConfigError(f"page {page!r}: a file name ending in .md, inside the export folder")
     listed = list(items.values()) if isinstance(items, Mapping) else list(items)
     by_key = {it.key: it for it in listed}
     order = _order(listed)
@@ -681,8 +740,8 @@ def export(state: ReviewState, items: Iterable[Item] | Mapping[RunKey, Item], ou
             m.slug = None
             continue
         files[f"scorers/{m.slug}.py"], files[f"scorers/test_{m.slug}.py"] = made
-    ordered = {"taxonomy.md": _taxonomy_md(modes, coding, state, listed, sources),
-               "taxonomy.json": _taxonomy_json(modes, coding, state, listed, sources)}
+    ordered = {page: _taxonomy_md(modes, coding, state, listed, sources, command),
+               "taxonomy.json": _taxonomy_json(modes, coding, state, listed, sources, command)}
     ordered.update(files)
     ordered["judge_labels.jsonl"] = _judge_labels(state, listed, report)
     if rows is not None:

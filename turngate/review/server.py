@@ -66,6 +66,7 @@ class Session:
     hosts: set[str] = field(default_factory=set)  # Host headers this server answers: 127.0.0.1:port
     dataset: Any = None
     coverage: Any = None  # rescore.Coverage: today's suite scores a mode's runs (None: the verdicts recorded)
+    page: str = "taxonomy.md"  # the export's taxonomy page (--page)
 
     def __post_init__(self) -> None:
         self.by_key = {it.key: it for it in self.items}
@@ -199,7 +200,7 @@ def export_paths(session: Session, out_dir: Path, rows: set | None = None) -> tu
     """export.export into out_dir: (the paths written, its report: one line per thing left out)."""
     from turngate.review.export import export
 
-    kwargs: dict[str, Any] = {"rows": rows}
+    kwargs: dict[str, Any] = {"rows": rows, "page": session.page}
     if session.dataset is not None:
         kwargs["dataset"] = session.dataset
     if session.coverage is not None:

@@ -34,7 +34,7 @@ class ModeSummary:
     count: int
     reviewed: int  # the runs reviewed (a note or a label): the share's denominator
     interval: tuple[float, float]
-    agreement: list[ScorerAgreement] = field(default_factory=list)  # most failures first
+    agreement: list[ScorerAgreement] = field(default_factory=list)  # most failures first, then most specific
     coverage: str = "uncovered"  # "covered", "partly covered" or "uncovered"
 
     @property
@@ -57,6 +57,14 @@ def summarise(state: ReviewState, items: dict[RunKey, Item],
     `verdicts`: the runs scored by today's suite (rescore.rescored), used instead of the
     verdicts the files recorded wherever a run has them."""
     seen = reviewed(state)
+
+    def failed_by(it: Item) -> set[str]:
+        got = verdicts[it.key] if verdicts and it.key in verdicts else _verdicts(it)
+        return {n for n, v in got.items() if v is False} | ({"agent_error"} & set(it.failing))
+
+    # a tie (two scorers fail as many of a mode's runs) goes to the one that fails the fewest runs of
+    # the other modes: the scorer of this mode, not a judge that fails a bit of everything
+    failing = {k: failed_by(items[k]) for k in state.assigned if k in items}
     out = []
     for mode in state.modes.values():
         runs = state.runs_of(mode.id)
@@ -71,8 +79,9 @@ def summarise(state: ReviewState, items: dict[RunKey, Item],
                 t = tallies.setdefault("agent_error", [0, 0])
                 t[0] += 1
                 t[1] += 1
+        elsewhere = {n: sum(n in f for k, f in failing.items() if state.assigned[k] != mode.id) for n in tallies}
         agreement = sorted((ScorerAgreement(n, f, j, len(here)) for n, (f, j) in tallies.items()),
-                           key=lambda a: (-a.failed, a.scorer))
+                           key=lambda a: (-a.failed, elsewhere[a.scorer], a.scorer))
         best = agreement[0].share if agreement else 0.0
         coverage = "covered" if here and best >= COVERS else "partly covered" if best > 0 else "uncovered"
         out.append(ModeSummary(mode.id, mode.name, mode.definition, runs, len(runs), len(seen),
