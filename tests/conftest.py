@@ -35,6 +35,10 @@ SLOW_MODULES = {
     "test_serve_workers", "test_serve_limits", "test_orq_gate", "test_resume_agent", "test_records_last",
     "test_example_agent", "test_taxonomy_page", "test_conversation_release", "test_server_stdio",
     "test_calibrate", "test_compare", "test_regrade", "test_ci_outputs", "test_layers",
+    # each over 3 s of the quick loop's time under load, with a faster module covering its layer
+    "test_record_integrity", "test_review_server", "test_review_export", "test_library", "test_user_errors",
+    "test_workers", "test_startup", "test_server_properties", "test_secrets", "test_serve", "test_offline_scan",
+    "test_orq_router",
 }
 SLOW_TESTS = {
     "test_docs.py::test_the_complete_example_runs_from_an_empty_folder",

@@ -17,8 +17,8 @@ from typing import Any
 from turngate.core.atomic_write import write_atomic
 from turngate.core.seeds import format_seeds
 from turngate.output.row_outcomes import outcomes
-from turngate.verdict.confirm import ANY
 from turngate.record.results import Record
+from turngate.verdict.confirm import ANY
 from turngate.verdict.decide import Verdict, job_label
 
 MARKER = "<!-- turngate: gate verdict -->"
