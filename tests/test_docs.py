@@ -87,7 +87,7 @@ def test_the_cli_reference_is_generated_from_the_parsers():
 # `evals <subcommand>` (the installed command) or this repository's launcher of it, python evals/<file>.py
 SUBCOMMAND = {f"evals/{launcher}.py": sub for sub, launcher in gen_cli_docs.LAUNCHERS.items()}
 _SUBS = "|".join(sorted(gen_cli_docs.COMMANDS, key=len, reverse=True))
-COMMAND = re.compile(rf"(?:python3? (evals/\w+\.py|scripts/\w+\.py)|(?<![\w/.-])evals ({_SUBS}))(?![\w-])([^`\n|;&#]*)")
+COMMAND = re.compile(rf"(?:python3? (evals/\w+\.py|scripts/\w+\.py)|(?<![\w/.-])evals ({_SUBS}))(?![\w-])([^`\n|;&#\x22]*)")  # a command quoted in a JSON string ends at its quote (\x22)
 OLD_SCRIPT = re.compile(r"(?<![\w/.#-])evals-(?:gate|regression|show|compare|regrade|report|calibrate|simulate|merge)\b")
 
 
