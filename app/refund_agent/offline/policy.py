@@ -159,7 +159,8 @@ _UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eig
 _TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
 _SCALES = {"hundred": 100, "thousand": 1000}
 _NUMWORD = "|".join([*_UNITS, *_TENS, *_SCALES, "a", "and"])
-_NUMWORDS = re.compile(rf"\b(?:{'|'.join([*_UNITS, *_TENS])})(?:[\s-]+(?:{_NUMWORD})\b)*", re.I)
+# \b after the first word too: without it "fourteen" read as "4teen" and "sixty" as "6ty"
+_NUMWORDS = re.compile(rf"\b(?:{'|'.join([*_UNITS, *_TENS])})\b(?:[\s-]+(?:{_NUMWORD})\b)*", re.I)
 
 
 def _words_value(words: str) -> int | None:
@@ -306,11 +307,29 @@ def _continues_limit(s: str) -> bool:
     return _any(s, _ABOVE) and _any(s, ESCALATE) and _money(s) is None
 
 
+# A length of time as a reader writes it: "30 days", "30-day", "thirty days", "2 weeks", "a
+# fortnight", "one month" (digits once _digits has run). Months have no fixed length in days.
+_DURATION = re.compile(r"\b(?:(\d+)|an?)(?:\s+|-)?(days?|weeks?|fortnights?|months?)\b|\b(fortnight)\b")
+_UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": None}
+
+
+def _durations(s: str) -> list[tuple[int | None, str]]:
+    """Each length of time in the sentence: (days, or None for months; as written)."""
+    out = []
+    for m in _DURATION.finditer(_digits(s.lower())):
+        unit = (m.group(2) or m.group(3)).rstrip("s")
+        n = int(m.group(1)) if m.group(1) else 1
+        per = _UNIT_DAYS[unit]
+        out.append((None if per is None else n * per, m.group(0)))
+    return out
+
+
 def _window(s: str) -> list[Rule]:
     if not _any(s, r"\brefund|\breturn"):
         return []
-    window = _any(s, r"window|within \w+ days|\w+ days of delivery|check_return_eligibility|\beligib|"
-                     r"\blate (?:returns?|refunds?)|after delivery")
+    lengths = _durations(s)
+    window = _any(s, r"window|check_return_eligibility|\beligib|\blate (?:returns?|refunds?)|after delivery") or (
+        bool(lengths) and _any(s, r"\bwithin\b|\bof (?:delivery|receipt|arrival|purchase)\b|\bafter (?:it )?arriv"))
     either_rx = r"\bdelivered or not\b|\bwhether (?:or not )?(?:it was |they were )?delivered\b|\bundelivered\b"
     either = _any(s, either_rx)
     delivered = _any(s, r"\bdelivered\b|\barrived\b|\breceived\b") and not either
@@ -318,9 +337,8 @@ def _window(s: str) -> list[Rule]:
         return [DeliveredOnly(False)] if _polarity(re.sub(either_rx, " ", s)) == "relax" else []
     if not (window or delivered):
         return []
-    days = re.search(r"(\d+)\s*days", _digits(s))
-    days_n = int(days.group(1)) if days else None
-    restrict = rf"{_GENERIC}|\bif\b|\bcheck|\bverify|\bconfirm|\bbefore\b|\bwithin \w+ days|\binside\b"
+    days_n = lengths[0][0] if lengths else None
+    restrict = rf"{_GENERIC}|\bif\b|\bcheck|\bverify|\bconfirm|\bbefore\b|\bwithin\b|\binside\b"
     polarity = _polarity(s, restrict)
     if polarity == "relax":
         return [ReturnWindow(False, days_n)] + ([DeliveredOnly(True)] if delivered else [])
@@ -538,7 +556,7 @@ def parse_policy(system_text: str) -> Policy:
 # What each reading needs to find in its sentence: a reading without it is a different rule than the words.
 _ANCHORS = {RefundLimit: r"\d|\bany (?:amount|size)\b|\bno (?:upper |refund )?(?:limit|cap|ceiling|maximum)\b|\bunlimited\b|"
                          r"\blimit|\bescalat|\bhuman",
-            ReturnWindow: r"window|\bdays?\b|eligib|\blate\b|after delivery",
+            ReturnWindow: r"window|\bdays?\b|\bweeks?\b|\bfortnight|\bmonths?\b|eligib|\blate\b|after delivery",
             ProcessingOnly: r"\bprocessing\b|\bship|\bdispatch|\bdeliver|\bstatus\b|\bstage\b|\bwarehouse\b",
             NotesConfidential: r"\bnotes?\b", EmailRule: r"e-?mail|newsletter",
             ChangeForbidden: r"\bcancel|\baddress|\bship", ReportDone: _COMPLETED}
@@ -554,8 +572,13 @@ def _not_applied(sentence: str, found: list, system_text: str) -> list[str]:
                 r"\btoday(?:'s date)?\s+(?:is|=|:)\s*20\d\d-\d\d-\d\d", system_text, re.I):
             out.append(f"the {rule.days}-day window length is applied only where the eligibility tool's own window "
                        f"settles it (the prompt gives no today's date); elsewhere no refund is made")
-    # several numbers of days, or a limit stated twice in one line: only the first is read
-    if len(set(re.findall(r"(\d+)\s*days", _digits(low)))) > 1:
+        if isinstance(rule, ReturnWindow) and rule.days is None:
+            months = [text for days, text in _durations(sentence) if days is None]
+            if months:
+                out.append(f"a window of {months[0]!r} is not read as a number of days (months differ in length): "
+                           "write it in days")
+    # several lengths of time, or a limit stated twice in one line: only the first is read
+    if any(isinstance(r, ReturnWindow) for r in found) and len({d for d, _ in _durations(low)}) > 1:
         out.append("several window lengths: only the first is read")
     return out
 
