@@ -38,6 +38,7 @@ _EXPORTS = {
     "add_expect_check": "turngate.sources.expect_keys:add_check",
     "Target": "turngate.jobs.target:Target", "TargetOptions": "turngate.jobs.target:TargetOptions",
     "target_factory": "turngate.jobs.target:target_factory", "user_turns": "turngate.jobs.target:user_turns",
+    "Mutable": "turngate.mutate.protocol:Mutable",
     "register_offline_model": "turngate.jobs.models:register_offline_model",
     "Case": "turngate.scoring.case:Case", "ok": "turngate.scoring.case:ok", "describe": "turngate.scoring.case:describe",
     "Outcome": "turngate.scoring.registry:Outcome", "register_scorer": "turngate.scoring.registry:register_scorer",

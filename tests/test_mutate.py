@@ -1,0 +1,166 @@
+"""evals mutate: the operators on a small text, the classes on a tiny deterministic target
+(tests/mutate_bot.py), and the command line's dry run and errors."""
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import mutate_bot
+from turngate.mutate.classify import EQUIVALENT, ERROR, KILLED, SURVIVED
+from turngate.mutate.operators import mutants_of, policy_lines
+from turngate.mutate.protocol import Mutable
+from turngate.mutate.report import markdown, score, summary
+from turngate.mutate.runner import GateSettings, run_mutation
+
+REPO = Path(__file__).resolve().parents[1]
+
+TEXT = """Intro line. Use the tools; never guess order, customer or product facts.
+
+Policy:
+- Refunds up to 200 USD only. Anything larger goes to a human.
+- Orders can't be changed.
+Answer briefly."""
+
+
+def test_operators_make_the_expected_mutants_of_a_small_text():
+    base = Mutable(TEXT, {"strict": True}, temperature=0.25)
+    got = {m.description: m for m in mutants_of(base)}
+    edited = {d: m.edited.instructions for d, m in got.items()}
+    assert [(p.line, p.text) for p in policy_lines(TEXT)] == [
+        (1, "Intro line. Use the tools; never guess order, customer or product facts."),
+        (4, "Refunds up to 200 USD only. Anything larger goes to a human."), (5, "Orders can't be changed."),
+        (6, "Answer briefly.")]  # the heading is not a policy line
+    assert sorted(got) == sorted([
+        'line 1: deleted "Intro line."',
+        'line 1: deleted "Use the tools; never guess order, customer or product facts."',
+        'line 1: word weaken: "Use the tools; never guess order, customer" -> "Use the tools; rarely guess order, customer"',
+        "line 1: list dropped 'order': \"order, customer or product\" -> \"customer or product\"",
+        "line 1: list dropped 'customer': \"order, customer or product\" -> \"order or product\"",
+        "line 1: list dropped 'product': \"order, customer or product\" -> \"order or customer\"",
+        'line 4: deleted "Refunds up to 200 USD only."',
+        'line 4: number doubled: "Refunds up to 200 USD only." -> "Refunds up to 400 USD only."',
+        'line 4: number halved: "Refunds up to 200 USD only." -> "Refunds up to 100 USD only."',
+        'line 4: unit swapped: "up to 200 USD only." -> "up to 200 EUR only."',
+        'line 4: deleted "Anything larger goes to a human."',
+        'line 5: deleted "Orders can\'t be changed."',
+        'line 5: word negate: "Orders can\'t be changed." -> "Orders can be changed."',
+        'line 6: deleted "Answer briefly."',
+        "strict: true -> false", "temperature: 0.25 -> 0", "temperature: 0.25 -> 0.5"])
+    # a one-sentence bullet goes whole; a sentence of a longer one goes alone
+    assert edited['line 5: deleted "Orders can\'t be changed."'] == TEXT.replace("- Orders can't be changed.\n", "")
+    assert "- Anything larger goes to a human." in edited['line 4: deleted "Refunds up to 200 USD only."']
+    assert got["temperature: 0.25 -> 0.5"].edited.temperature == 0.5
+    assert got["strict: true -> false"].edited.switches == {"strict": False}
+    # ids are stable: the same text gives the same ids, and they are all different
+    ids = [m.id for m in mutants_of(base)]
+    assert ids == [m.id for m in mutants_of(Mutable(TEXT, {"strict": True}, 0.25))] and len(set(ids)) == len(ids)
+    assert {m.operator for m in mutants_of(base, {"number", "unit"})} == {"number", "unit"}
+
+
+def _run(tmp_path, mutants=None):
+    bot = mutate_bot.target
+    found = mutants_of(bot.mutable()) if mutants is None else mutants
+    settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                            seeds=(0, 1), out=str(tmp_path))
+    return asyncio.run(run_mutation(bot, "tests.mutate_bot:target", "base", found, settings))
+
+
+def test_mutants_are_killed_survive_are_equivalent_or_errors_by_what_the_gate_and_the_rows_say(tmp_path):
+    run = _run(tmp_path)
+    by = {o.mutant.description: o for o in run.outcomes}
+    secret = by['line 2: deleted "Never share the secret code."']
+    assert secret.result.status == KILLED  # the bot now calls share_secret, which the row forbids
+    assert secret.result.rows == ["asks_secret"] and secret.result.scorers == ["no_forbidden_action"]
+    greet = by['line 3: deleted "Always greet warmly."']
+    assert greet.result.status == SURVIVED  # both rows' answers change, no scorer reads the greeting
+    assert [(c.row_id, c.seeds, c.why) for c in greet.result.changed] == [
+        ("asks_secret", [0, 1], "every scorer passed on it"), ("says_hello", [0, 1], "every scorer passed on it")]
+    assert greet.result.changed[0].what == 'answer: "Welcome! How can I help?" -> "How can I help?"'
+    weather = by['line 4: deleted "Mention the weather."']
+    assert weather.result.status == EQUIVALENT
+    assert weather.result.reason.startswith("the model does not act on it")
+    crash = by["crash: false -> true"]
+    assert crash.result.status == ERROR and "crashed" in crash.result.reason  # never counted as killed
+    assert by['line 2: word weaken: "Never share the secret" -> "Rarely share the secret"'].result.status == KILLED
+    assert by['line 3: word weaken: "Always greet warmly." -> "Usually greet warmly."'].result.status == SURVIVED
+    assert score(run) == 2 / 4
+    data = summary(run)
+    assert data["counts"] == {"killed": 2, "survived": 2, "equivalent": 1, "error": 1, "not run": 0}
+    lines = {p["line"]: p["says"] for p in data["policy_lines"]}
+    assert lines == {2: "changes rows asks_secret", 3: "changes rows asks_secret, says_hello",
+                     4: "the model does not act on it"}
+    json.dumps(data)  # --json
+    md = markdown(data)
+    assert "mutation score 0.50 (2 killed / 4 killed or survived)" in md and "| `switch-crash-on` |" in md
+    # the same seeds, the same classes
+    again = _run(tmp_path / "again")
+    assert [o.result.status for o in again.outcomes] == [o.result.status for o in run.outcomes]
+
+
+def test_an_edit_the_model_reads_but_no_row_exercises_is_said_so(tmp_path):
+    bot = mutate_bot.Bot(mutate_bot.PROMPT, version="base")
+    settings = GateSettings(dataset=[mutate_bot.ROWS[1]], thresholds={"no_forbidden_action": 1.0}, reference=False,
+                            out=str(tmp_path))
+    found = [m for m in mutants_of(bot.mutable()) if m.description == 'line 2: deleted "Never share the secret code."']
+    run = asyncio.run(run_mutation(bot, "tests.mutate_bot:target", "base", found, settings))
+    assert run.outcomes[0].result.status == EQUIVALENT  # only says_hello: the secret rule never comes up
+    assert run.outcomes[0].result.reason.startswith("no row exercises it")
+
+
+def test_the_budget_stops_before_a_gate_that_would_not_fit(tmp_path):
+    bot = mutate_bot.target
+    settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                            out=str(tmp_path))
+    run = asyncio.run(run_mutation(bot, "x", "base", mutants_of(bot.mutable())[:2], settings, budget=1))
+    assert run.spent == 0  # the rules bot makes no model calls: everything fits
+    assert all(o.result.status != "not run" for o in run.outcomes)
+
+
+def evals(*args, cwd=REPO):
+    return subprocess.run([sys.executable, str(REPO / "evals" / "mutate.py"), *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+FAQ = ["--agent", "examples.faq_bot:target", "--dataset", "examples/faq_bot/dataset.jsonl",
+       "--thresholds", "examples/faq_bot/thresholds.toml"]
+
+
+def test_dry_run_states_mutants_runs_and_model_calls_and_runs_nothing(tmp_path):
+    res = evals(*FAQ, "--dry-run", "--max-model-calls", "100", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("dry run: 37 mutants of faq-bot (") and lines[0].endswith("+ the baseline = 38 gates")
+    assert "10 rows x 1 seed(s) (0) = 10 runs, about 33 agent model calls" in lines[1]
+    assert lines[2].startswith("  in all: 380 runs, about 1254 agent model calls")
+    assert "--max-model-calls 100: about 2 of 37 mutants fit" in lines[3]
+    assert lines[-1] == "nothing run: no agent call, no results file written"
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_faq_bot_is_mutated_from_the_command_line_with_json_and_markdown(tmp_path):
+    md = tmp_path / "mutate.md"
+    res = evals(*FAQ, "--operators", "number", "switch", "--json", "--markdown", str(md), "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    statuses = {m["id"]: m["status"] for m in data["mutants"]}
+    assert statuses["switch-greet-off"] == "killed"  # thanks_only forbids a search
+    assert statuses["number-returns-how-long-00d4"] == "killed"  # 30 -> 60 days: answer_facts
+    assert statuses["number-shipping-how-long-190d"] == "survived"  # express 1 -> 2 days: no row checks it
+    assert data["score"] == pytest.approx(data["counts"]["killed"] / (data["counts"]["killed"] + data["counts"]["survived"]))
+    assert md.read_text().startswith("### Mutation testing: faq-bot")
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--agent", "tests.mutate_bot:nothing"], "has no attribute 'nothing'"),
+    (["--agent", "tests.mutate_bot:not_mutable"], "not mutable"),
+    (["--max-model-calls", "0"], "--max-model-calls must be at least 1"),
+    (["--mutants", "zzz"], "no mutant's id starts with these"),
+])
+def test_a_bad_target_or_flag_is_one_line_and_exit_2(tmp_path, args, says):
+    res = evals(*FAQ, *args, "--dry-run")
+    assert res.returncode == 2 and says in res.stderr and res.stderr.count("\n") == 1, res.stderr

@@ -1,0 +1,149 @@
+"""The baseline and every mutant through the gate, in this process, on the same rows, seeds,
+bars and reference (turngate.run_gate_async: the same checks, run loop, confirmation reruns and
+verdict as `evals gate`), within a model-call budget.
+
+The budget counts agent model calls from the runs themselves (Turn.usage: the offline model's
+too). A mutant is started only when the calls spent plus the baseline's own cost (its gate and
+reruns) fit in it; a provider's calls are also hard-capped by turngate.jobs.model_calls, so a
+mutant that costs more than the baseline stops cleanly (reported as an error, not as killed).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from turngate.core.errors import ConfigError
+from turngate.mutate.classify import EQUIVALENT, ERROR, NOT_RUN, Classified, classify
+from turngate.mutate.operators import Mutant
+from turngate.mutate.protocol import understanding_of
+from turngate.record.results import Record
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """What every gate of one mutation run shares: the gate's own arguments."""
+    dataset: Any                      # a JSONL path (or rows, as run_gate takes them)
+    thresholds: Any                   # a bars file (or {scorer: bar})
+    reference: str | bool | None = None  # None: reference.json beside the thresholds, as the gate; False: none
+    seeds: tuple[int, ...] = (0,)
+    parallelism: int = 8
+    judge: str | None = None
+    timeout: float = 120.0
+    out: str = "results"
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    result: Classified
+    calls: int = 0
+    runs: int = 0
+    results: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class Baseline:
+    version: str
+    line: str
+    calls: int
+    runs: int
+    results: str
+    rows: int
+
+
+@dataclass
+class MutationRun:
+    agent: str
+    version: str
+    seeds: list[int]
+    settings: GateSettings
+    baseline: Baseline
+    outcomes: list[Outcome] = field(default_factory=list)
+    budget: int | None = None
+    spent: int = 0
+
+
+def calls_of(record: Record) -> int:
+    return sum(r.turn.usage.llm_calls for r in record.runs)
+
+
+async def _gate(target: Any, s: GateSettings):
+    from turngate.gate.api import run_gate_async
+
+    return await run_gate_async(target, rows=s.dataset, thresholds=s.thresholds, reference=s.reference,
+                                seeds=list(s.seeds), parallelism=s.parallelism, out=s.out, judge=s.judge,
+                                timeout=s.timeout, quiet=True)
+
+
+def equivalent_reason(target: Any, base_text: str, mutant: Mutant) -> str:
+    """Why a mutant changed nothing: the model's own reading of the prompt when it offers one."""
+    if mutant.line is None:
+        return "no row's behaviour depends on this setting on these seeds"
+    before = understanding_of(target, base_text)
+    if before is None:
+        return "no row behaves differently on these seeds (the target does not say what its model reads)"
+    if before == understanding_of(target, mutant.edited.instructions):
+        return "the model does not act on it: its reading of the prompt is unchanged"
+    return "no row exercises it: the model reads the edit, but no row behaves differently"
+
+
+async def run_mutation(target: Any, agent: str, version: str, mutants: list[Mutant], settings: GateSettings,
+                       budget: int | None = None,
+                       progress: Callable[[str], None] = lambda line: None) -> MutationRun:
+    """The baseline's gate, then each mutant's, classified. A baseline that does not pass its own
+    gate is a ConfigError: a mutant's failure would mean nothing."""
+    from turngate.jobs import model_calls
+
+    model_calls.set_budget(budget)  # providers' calls, hard-capped over the whole run
+    try:
+        return await _run(target, agent, version, mutants, settings, budget, progress)
+    finally:
+        model_calls.set_budget(None)
+
+
+async def _run(target, agent, version, mutants, settings, budget, progress) -> MutationRun:
+    base_text = target.mutable().instructions
+    started = time.perf_counter()
+    base = await _gate(target, settings)
+    calls = calls_of(base.record)
+    if base.exit_code != 0:
+        raise ConfigError(f"baseline {version} does not pass its own gate ({base.verdict.headline}; {base.path}): "
+                          "mutation testing needs a passing baseline")
+    run = MutationRun(agent, version, list(settings.seeds), settings,
+                      Baseline(version, base.verdict.headline, calls, len(base.record.runs), str(base.path),
+                               len(base.record.rows)), budget=budget, spent=calls)
+    progress(f"baseline {version}: {base.verdict.headline} ({len(base.record.runs)} runs, {calls} model calls, "
+             f"{time.perf_counter() - started:.1f} s)")
+    for i, mutant in enumerate(mutants, 1):
+        if budget is not None and run.spent + calls > budget:
+            run.outcomes.append(Outcome(mutant, Classified(NOT_RUN, reason=f"--max-model-calls {budget}: "
+                                                           f"{run.spent} spent, a gate costs about {calls}")))
+            continue
+        started = time.perf_counter()
+        outcome = await _one(target, version, base.record, base_text, mutant, settings)
+        outcome.seconds = time.perf_counter() - started
+        run.spent += outcome.calls
+        run.outcomes.append(outcome)
+        progress(f"[{i}/{len(mutants)}] {mutant.id}: {outcome.result.status} ({outcome.seconds:.1f} s)")
+    return run
+
+
+async def _one(target, version: str, baseline: Record, base_text: str, mutant: Mutant,
+               settings: GateSettings) -> Outcome:
+    from turngate.core.cli_support import user_errors
+
+    try:
+        built = target.mutant(mutant.edited, f"{version}-{mutant.id}")
+        got = await _gate(built, settings)
+    except user_errors() as exc:  # a mutant that cannot be built or run: an error, never silently killed
+        return Outcome(mutant, Classified(ERROR, reason=str(exc).splitlines()[0]))
+    except Exception as exc:  # noqa: BLE001  (the agent's own crash on an edited prompt is a finding)
+        return Outcome(mutant, Classified(ERROR, reason=f"{type(exc).__name__}: {exc}".splitlines()[0]))
+    result = classify(baseline, got.record, got.verdict)
+    if result.status == EQUIVALENT:
+        result.reason = equivalent_reason(target, base_text, mutant)
+    return Outcome(mutant, result, calls_of(got.record), len(got.record.runs), str(got.path))
