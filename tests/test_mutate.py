@@ -136,7 +136,7 @@ def test_dry_run_states_mutants_runs_and_model_calls_and_runs_nothing(tmp_path):
     lines = res.stdout.splitlines()
     assert lines[0].startswith("dry run: 37 mutants of faq-bot (") and lines[0].endswith("+ the baseline = 38 gates")
     assert "10 rows x 1 seed(s) (0) = 10 runs, about 33 agent model calls" in lines[1]
-    assert lines[2].startswith("  in all: 380 runs, about 1254 agent model calls")
+    assert lines[2].startswith("  in all: at most 380 runs, about 1254 agent model calls")
     assert "--max-model-calls 100: about 2 of 37 mutants fit" in lines[3]
     assert lines[-1] == "nothing run: no agent call, no results file written"
     assert not any(tmp_path.iterdir())
@@ -164,3 +164,18 @@ def test_the_faq_bot_is_mutated_from_the_command_line_with_json_and_markdown(tmp
 def test_a_bad_target_or_flag_is_one_line_and_exit_2(tmp_path, args, says):
     res = evals(*FAQ, *args, "--dry-run")
     assert res.returncode == 2 and says in res.stderr and res.stderr.count("\n") == 1, res.stderr
+
+
+def test_the_rows_suggested_for_three_faq_survivors_kill_them(tmp_path):
+    """examples/faq_bot/mutate_rows.jsonl: one row per survivor (docs/mutate.md), judged by the bars."""
+    rows = tmp_path / "rows.jsonl"
+    example = REPO / "examples" / "faq_bot"
+    rows.write_text((example / "dataset.jsonl").read_text() + (example / "mutate_rows.jsonl").read_text())
+    chosen = ["number-shipping-how-long-190d", "list-payment-which-payment-53ed", "word-international-do-you-86f7"]
+    flags = ["--agent", "examples.faq_bot:target", "--thresholds", str(example / "thresholds.toml"), "--no-reference",
+             "--mutants", *chosen, "--json", "--out", str(tmp_path)]
+    before = json.loads(evals(*flags, "--dataset", str(example / "dataset.jsonl")).stdout)
+    after = json.loads(evals(*flags, "--dataset", str(rows)).stdout)
+    assert [m["status"] for m in before["mutants"]] == ["survived"] * 3
+    assert [m["status"] for m in after["mutants"]] == ["killed"] * 3
+    assert [m["rows"] for m in after["mutants"]] == [["express_shipping"], ["bank_transfer"], ["ship_outside_eu"]]

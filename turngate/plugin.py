@@ -18,7 +18,8 @@ checks across them (`add_expect_check`), judges (`register_judge`) and the polic
 grades against (`register_policy`), the deterministic `offline` chat model
 (`register_offline_model`), how the agent escalates to a human (`register_escalation`), how a
 `--fault` reaches the agent's tool server (`register_server_faults`), and the simulated user of
-`evals simulate` (`register_simulated_user`). Only this module and `turngate` itself are public:
+`evals simulate` (`register_simulated_user`). `Mutable` is what a target's `mutable()` returns
+for `evals mutate` (docs/mutate.md). Only this module and `turngate` itself are public:
 everything else may change without notice.
 """
 from __future__ import annotations

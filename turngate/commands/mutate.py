@@ -36,6 +36,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", default=str(DEFAULT_DATASET), help="local JSONL dataset")
     p.add_argument("--thresholds", default=str(DEFAULT_PATH), help="bars file (default: [tool.turngate] thresholds)")
     p.add_argument("--reference", help="the accepted run's per-row counts (default: reference.json beside --thresholds)")
+    p.add_argument("--no-reference", action="store_true", help="judge by the bars only")
     p.add_argument("--trials", type=int, help="runs per row, seeds 0..N-1 (default 1, as the gate)")
     p.add_argument("--seeds", metavar="SEEDS", help="which seeds to run instead: 20-39, 7 or 1,3,5")
     p.add_argument("--operators", nargs="+", choices=OPERATORS, metavar="OP",
@@ -97,16 +98,20 @@ def dry_run(a, target, mutants: list[Mutant], seeds: list[int]) -> list[str]:
     hints = duration_hints(Path(a.out), version_of(target))
     calls, guessed = expected_calls(pairs, hints)
     gates = len(mutants) + 1
+    # behaviour at temperature 0 (turngate/mutate/runner.py): one more gate for the baseline and
+    # for each mutant the gate does not kill, temperature mutants aside
+    probes = 1 + sum(m.operator != "temperature" for m in mutants) if target.mutable().temperature else 0
     ops = Counter(m.operator for m in mutants)
     lines = [f"dry run: {len(mutants)} mutants of {version_of(target)} ("
-             + ", ".join(f"{n} {op}" for op, n in ops.items()) + f") + the baseline = {gates} gates",
-             f"  each gate: {len(rows)} rows x {len(seeds)} seed(s) ({format_seeds(seeds)}) = {len(pairs)} runs, "
+             + ", ".join(f"{n} {op}" for op, n in ops.items()) + f") + the baseline = {gates} gates"
+             + (f", and up to {probes} more at temperature 0 to compare behaviour" if probes else ""),
+             f"  each: {len(rows)} rows x {len(seeds)} seed(s) ({format_seeds(seeds)}) = {len(pairs)} runs, "
              f"about {calls} agent model calls"
              + (f" ({guessed} run(s) guessed at 3 per user turn)" if guessed else " (stored per-row counts)"),
-             f"  in all: {gates * len(pairs)} runs, about {gates * calls} agent model calls; confirmation reruns "
-             "of flagged rows may add runs, not counted"]
+             f"  in all: at most {(gates + probes) * len(pairs)} runs, about {(gates + probes) * calls} agent model "
+             "calls; confirmation reruns of flagged rows may add runs, not counted"]
     if a.max_model_calls:
-        fit = max(0, a.max_model_calls // max(1, calls) - 1)
+        fit = max(0, a.max_model_calls // max(1, calls * (2 if probes else 1)) - 1)
         lines.append(f"  --max-model-calls {a.max_model_calls}: about {min(fit, len(mutants))} of {len(mutants)} "
                      "mutants fit; the rest are reported as not run")
     if a.list:
@@ -135,7 +140,10 @@ def main(argv=None) -> int:
     if a.dry_run:
         print("\n".join(dry_run(a, target, mutants, seeds)))  # plain lines, never wrapped
         return cli.EXIT_PASS
-    settings = GateSettings(dataset=a.dataset, thresholds=a.thresholds, reference=a.reference, seeds=tuple(seeds),
+    if a.no_reference and a.reference:
+        raise ConfigError("--reference and --no-reference: give one")
+    reference = False if a.no_reference else a.reference
+    settings = GateSettings(dataset=a.dataset, thresholds=a.thresholds, reference=reference, seeds=tuple(seeds),
                             parallelism=a.parallelism, judge=a.judge, timeout=a.timeout,
                             out=str(Path(a.out) / "mutate"))
     Path(settings.out).mkdir(parents=True, exist_ok=True)

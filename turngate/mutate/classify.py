@@ -7,7 +7,10 @@
 
 Behaviour is what a run did: its tool calls with their arguments, what the agent said (every
 assistant message and the answer) and its error; compared on the gate's own seeds (the runs
-of stage "gate", not the confirmation reruns, whose seeds depend on what was flagged).
+of stage "gate", not the confirmation reruns, whose seeds depend on what was flagged). Where the
+target has a temperature, behaviour is compared on runs at temperature 0 (runner.py): above it a
+model's sampling, seeded by the whole conversation, reshuffles on any edit of the prompt, so every
+mutant would look "changed".
 """
 from __future__ import annotations
 
@@ -132,9 +135,11 @@ def suggestion(before: dict, after: dict, change: RowChange) -> str:
     return f"a multi-turn row like {change.row_id} checking the earlier replies"
 
 
-def classify(baseline: Record, mutant: Record, verdict: Any) -> Classified:
-    """verdict: the mutant's gate Verdict (turngate.verdict.decide)."""
-    changed = changed_rows(baseline, mutant)
+def classify(baseline: Record, mutant: Record, verdict: Any, behaviour_of: tuple[Record, Record] | None = None
+             ) -> Classified:
+    """verdict: the mutant's gate Verdict (turngate.verdict.decide) on `mutant`; behaviour_of: the
+    (baseline, mutant) runs behaviour is compared on, when not the gates' own."""
+    changed = changed_rows(*(behaviour_of or (baseline, mutant)))
     before = _gate_runs(baseline)
     crashed = [r for k, r in _gate_runs(mutant).items() if r.turn.error and not (k in before and before[k].turn.error)]
     if crashed:  # the edit broke the agent: reported as such, never counted as killed

@@ -6,6 +6,11 @@ The budget counts agent model calls from the runs themselves (Turn.usage: the of
 too). A mutant is started only when the calls spent plus the baseline's own cost (its gate and
 reruns) fit in it; a provider's calls are also hard-capped by turngate.jobs.model_calls, so a
 mutant that costs more than the baseline stops cleanly (reported as an error, not as killed).
+
+Behaviour probe: when the target has a temperature other than 0, whether a mutant changed any row's
+behaviour is decided on a second run of the baseline and of each mutant the gate did not kill, at
+temperature 0 on the same rows and seeds (bars only, no reruns): at 0 a run depends on the prompt
+only through what the model makes of it. A temperature mutant is compared on its gate's runs.
 """
 from __future__ import annotations
 
@@ -71,10 +76,11 @@ def calls_of(record: Record) -> int:
     return sum(r.turn.usage.llm_calls for r in record.runs)
 
 
-async def _gate(target: Any, s: GateSettings):
+async def _gate(target: Any, s: GateSettings, probe: bool = False):
     from turngate.gate.api import run_gate_async
 
-    return await run_gate_async(target, rows=s.dataset, thresholds=s.thresholds, reference=s.reference,
+    return await run_gate_async(target, rows=s.dataset, thresholds=s.thresholds,
+                                reference=False if probe else s.reference,
                                 seeds=list(s.seeds), parallelism=s.parallelism, out=s.out, judge=s.judge,
                                 timeout=s.timeout, quiet=True)
 
@@ -106,13 +112,18 @@ async def run_mutation(target: Any, agent: str, version: str, mutants: list[Muta
 
 
 async def _run(target, agent, version, mutants, settings, budget, progress) -> MutationRun:
-    base_text = target.mutable().instructions
+    mutable = target.mutable()
+    base_text = mutable.instructions
     started = time.perf_counter()
     base = await _gate(target, settings)
     calls = calls_of(base.record)
     if base.exit_code != 0:
         raise ConfigError(f"baseline {version} does not pass its own gate ({base.verdict.headline}; {base.path}): "
                           "mutation testing needs a passing baseline")
+    probe = None
+    if mutable.temperature:  # behaviour compared at temperature 0 (see above)
+        probe = (await _gate(target.mutant(mutable.edited(temperature=0.0), f"{version}-t0"), settings, True)).record
+        calls += calls_of(probe)
     run = MutationRun(agent, version, list(settings.seeds), settings,
                       Baseline(version, base.verdict.headline, calls, len(base.record.runs), str(base.path),
                                len(base.record.rows)), budget=budget, spent=calls)
@@ -124,7 +135,7 @@ async def _run(target, agent, version, mutants, settings, budget, progress) -> M
                                                            f"{run.spent} spent, a gate costs about {calls}")))
             continue
         started = time.perf_counter()
-        outcome = await _one(target, version, base.record, base_text, mutant, settings)
+        outcome = await _one(target, version, base.record, base_text, mutant, settings, probe)
         outcome.seconds = time.perf_counter() - started
         run.spent += outcome.calls
         run.outcomes.append(outcome)
@@ -133,17 +144,23 @@ async def _run(target, agent, version, mutants, settings, budget, progress) -> M
 
 
 async def _one(target, version: str, baseline: Record, base_text: str, mutant: Mutant,
-               settings: GateSettings) -> Outcome:
+               settings: GateSettings, probe: Record | None) -> Outcome:
     from turngate.core.cli_support import user_errors
 
+    label = f"{version}-{mutant.id}"
     try:
-        built = target.mutant(mutant.edited, f"{version}-{mutant.id}")
-        got = await _gate(built, settings)
+        got = await _gate(target.mutant(mutant.edited, label), settings)
+        records = [got.record]
+        behaviour_of = None
+        if probe is not None and mutant.operator != "temperature" and got.exit_code == 0:
+            cold = await _gate(target.mutant(mutant.edited.edited(temperature=0.0), f"{label}-t0"), settings, True)
+            records.append(cold.record)
+            behaviour_of = (probe, cold.record)
     except user_errors() as exc:  # a mutant that cannot be built or run: an error, never silently killed
         return Outcome(mutant, Classified(ERROR, reason=str(exc).splitlines()[0]))
     except Exception as exc:  # noqa: BLE001  (the agent's own crash on an edited prompt is a finding)
         return Outcome(mutant, Classified(ERROR, reason=f"{type(exc).__name__}: {exc}".splitlines()[0]))
-    result = classify(baseline, got.record, got.verdict)
+    result = classify(baseline, got.record, got.verdict, behaviour_of)
     if result.status == EQUIVALENT:
         result.reason = equivalent_reason(target, base_text, mutant)
-    return Outcome(mutant, result, calls_of(got.record), len(got.record.runs), str(got.path))
+    return Outcome(mutant, result, sum(map(calls_of, records)), sum(len(r.runs) for r in records), str(got.path))
