@@ -135,6 +135,11 @@ def suggestion(before: dict, after: dict, change: RowChange) -> str:
     return f"a multi-turn row like {change.row_id} checking the earlier replies"
 
 
+def _failed(run: RunResult | None, scorer: str) -> bool:
+    verdict = run.verdicts.get(scorer) if run is not None else None
+    return verdict is not None and verdict.passed is False
+
+
 def classify(baseline: Record, mutant: Record, verdict: Any, behaviour_of: tuple[Record, Record] | None = None
              ) -> Classified:
     """verdict: the mutant's gate Verdict (turngate.verdict.decide) on `mutant`; behaviour_of: the
@@ -152,9 +157,11 @@ def classify(baseline: Record, mutant: Record, verdict: Any, behaviour_of: tuple
         scorers = sorted({f.subject for f in verdict.findings if f.kind != "row regressed" and f.subject != "*"}
                          | {s for x in verdict.regressed for s in x.scorers if s != "*"})
         rows = [x.row_id for x in verdict.regressed if x.kind == "row"]
-        failing = {r.row_id for r in mutant.runs_for(mutant.meta.version) if r.stage == "gate"
-                   and any(v.passed is False and n in scorers for n, v in r.verdicts.items())}
-        rows += sorted(failing & {c.row_id for c in changed} - set(rows))
+        # and the rows failing a scorer the gate named on a seed where the baseline passed it
+        failing = {k[0] for k, r in _gate_runs(mutant).items()
+                   if any(v.passed is False and n in scorers and not _failed(before.get(k), n)
+                          for n, v in r.verdicts.items())}
+        rows += sorted(failing - set(rows))
         return Classified(KILLED, 1, verdict.headline, [f.text for f in verdict.findings], rows, scorers, changed)
     flaky = {x.row_id: x for x in verdict.flaky if x.kind == "row"}
     for change in changed:
