@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from turngate.plugin import Message, Mutable, ToolCall, Turn, user_turns
+from turngate.plugin import Message, ToolCall, Turn, user_turns
 
 FAQ = {
     "returns": ("How long do I have to return an item?",
@@ -91,11 +91,13 @@ def parse_faq(text: str) -> dict:
     return {m[1]: (m[2] or "", m[3]) for m in found if m}
 
 
-def _mutable() -> Mutable:
+def _mutable():
+    from turngate.plugin import Mutable  # on first use: the bot itself runs on a turngate without it
+
     return Mutable(instructions=faq_text(FAQ), switches={"greet": True})
 
 
-def _mutant(edited: Mutable, label: str):
+def _mutant(edited, label: str):
     faq, greet = parse_faq(edited.instructions), edited.switches.get("greet", True)
 
     async def mutant(inputs: dict[str, Any], seed: int) -> Turn:

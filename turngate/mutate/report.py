@@ -29,7 +29,9 @@ def policy_lines(run: MutationRun) -> list[dict[str, Any]]:
             by_line.setdefault((o.mutant.line, o.mutant.site), []).append(o)
     out = []
     for (line, site), outcomes in sorted(by_line.items()):
-        rows = sorted({c.row_id for o in outcomes for c in o.result.changed})
+        # a killed mutant's rows are those the gate named (its other runs differ by sampling noise)
+        rows = sorted({r for o in outcomes for r in (o.result.rows if o.result.status == KILLED
+                                                     else [c.row_id for c in o.result.changed])})
         counts = Counter(o.result.status for o in outcomes)
         if rows:
             said = f"changes rows {', '.join(rows)}"
