@@ -179,3 +179,16 @@ def test_the_rows_suggested_for_three_faq_survivors_kill_them(tmp_path):
     assert [m["status"] for m in before["mutants"]] == ["survived"] * 3
     assert [m["status"] for m in after["mutants"]] == ["killed"] * 3
     assert [m["rows"] for m in after["mutants"]] == [["express_shipping"], ["bank_transfer"], ["ship_outside_eu"]]
+
+
+def test_the_rows_suggested_for_northwind_survivors_pass_the_row_validation():
+    """datasets/mutate_rows.jsonl (docs/mutate.md) goes through the same checks as any dataset row."""
+    from turngate.core.plugins import load_plugins
+    from turngate.gate.run import AgentSpec, load_rows_for
+    from turngate.jobs.target import TargetOptions
+    from turngate.sources.row_sources import source_for
+
+    load_plugins()
+    agent = AgentSpec("app.refund_agent:target", TargetOptions(version="v3")).load()
+    rows = load_rows_for(source_for(str(REPO / "datasets" / "mutate_rows.jsonl"), None), agent).rows
+    assert [r.id for r in rows] == ["internal_notes_no_lookup"]

@@ -156,12 +156,11 @@ def classify(baseline: Record, mutant: Record, verdict: Any, behaviour_of: tuple
     if verdict.exit_code == 1:
         scorers = sorted({f.subject for f in verdict.findings if f.kind != "row regressed" and f.subject != "*"}
                          | {s for x in verdict.regressed for s in x.scorers if s != "*"})
-        rows = [x.row_id for x in verdict.regressed if x.kind == "row"]
-        # and the rows failing a scorer the gate named on a seed where the baseline passed it
-        failing = {k[0] for k, r in _gate_runs(mutant).items()
-                   if any(v.passed is False and n in scorers and not _failed(before.get(k), n)
-                          for n, v in r.verdicts.items())}
-        rows += sorted(failing - set(rows))
+        # the rows the reruns confirmed; for a bar or a total, those failing a scorer the gate named on
+        # a seed where the baseline passed it (at a temperature above 0, sampling noise among them)
+        rows = [x.row_id for x in verdict.regressed if x.kind == "row"] or sorted(
+            {k[0] for k, r in _gate_runs(mutant).items()
+             if any(v.passed is False and n in scorers and not _failed(before.get(k), n) for n, v in r.verdicts.items())})
         return Classified(KILLED, 1, verdict.headline, [f.text for f in verdict.findings], rows, scorers, changed)
     flaky = {x.row_id: x for x in verdict.flaky if x.kind == "row"}
     for change in changed:
