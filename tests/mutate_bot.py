@@ -5,9 +5,12 @@ prompt and ignores the third, so deleting them kills, survives and is equivalent
     "Always greet warmly."          read: answers start with "Welcome!" (no scorer checks it)
     "Mention the weather."          not read by this bot at all
     switch `crash`                  on: every run raises (a mutant that crashes is an error)
+    temperature                     above 0: a closing phrase drawn with the prompt in the seed, as the
+                                    offline model's sampling is keyed on the whole conversation
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from turngate.plugin import Message, Mutable, ToolCall, Turn, user_turns
@@ -35,8 +38,9 @@ class Bot:
     model = "rules"
     tool_names = frozenset({"share_secret"})
 
-    def __init__(self, prompt: str = PROMPT, crash: bool = False, version: str = "base"):
-        self.prompt, self.crash, self.version = prompt, crash, version
+    def __init__(self, prompt: str = PROMPT, crash: bool = False, version: str = "base",
+                 temperature: float | None = None):
+        self.prompt, self.crash, self.version, self.temperature = prompt, crash, version, temperature
 
     async def __call__(self, inputs: dict[str, Any], seed: int) -> Turn:
         if self.crash:
@@ -49,20 +53,24 @@ class Bot:
             answer = "How can I help?"
         if "Always greet warmly." in known:
             answer = "Welcome! " + answer
+        if self.temperature:  # sampling: any edit of the prompt reshuffles it
+            draw = hashlib.sha256(f"{seed}|{self.prompt}|{text}".encode()).digest()[0]
+            answer += ["", " Bye.", " Cheers."][draw % 3]
         return Turn(version=self.version, model="rules", seed=seed, answer=answer, tool_calls=calls,
                     messages=[Message(role="user", content=text), Message(role="assistant", content=answer)])
 
     def mutable(self) -> Mutable:
-        return Mutable(self.prompt, {"crash": self.crash})
+        return Mutable(self.prompt, {"crash": self.crash}, self.temperature)
 
     def mutant(self, edited: Mutable, label: str) -> Bot:
-        return Bot(edited.instructions, edited.switches["crash"], label)
+        return Bot(edited.instructions, edited.switches["crash"], label, edited.temperature)
 
     def understanding(self, prompt: str) -> frozenset[str]:
         return rules(prompt)
 
 
 target = Bot()
+warm = Bot(temperature=0.5)
 
 
 async def not_mutable(inputs: dict[str, Any], seed: int) -> Turn:

@@ -192,3 +192,26 @@ def test_the_rows_suggested_for_northwind_survivors_pass_the_row_validation():
     agent = AgentSpec("app.refund_agent:target", TargetOptions(version="v3")).load()
     rows = load_rows_for(source_for(str(REPO / "datasets" / "mutate_rows.jsonl"), None), agent).rows
     assert [r.id for r in rows] == ["internal_notes_no_lookup"]
+
+
+def test_with_a_temperature_behaviour_is_compared_at_0_so_sampling_noise_is_no_survivor(tmp_path):
+    """At 0.5 the bot's closing phrase is drawn with the prompt in the seed: deleting the line it never
+    reads reshuffles the draws. Compared at temperature 0 it is equivalent, the greeting still survives."""
+    bot = mutate_bot.warm
+    found = [m for m in mutants_of(bot.mutable()) if m.operator == "delete" or m.operator == "temperature"]
+    settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                            seeds=tuple(range(6)), out=str(tmp_path))
+    run = asyncio.run(run_mutation(bot, "tests.mutate_bot:warm", "base", found, settings))
+    by = {o.mutant.description: o.result for o in run.outcomes}
+    assert by['line 4: deleted "Mention the weather."'].status == EQUIVALENT
+    assert by['line 3: deleted "Always greet warmly."'].status == SURVIVED
+    assert by['line 2: deleted "Never share the secret code."'].status == KILLED
+    # compared on their own gates' runs: this bot's draws do not depend on the value, only on its being above 0
+    assert by["temperature: 0.5 -> 0.25"].status == by["temperature: 0.5 -> 0.75"].status == EQUIVALENT
+    assert by["temperature: 0.5 -> 0.25"].reason == "no row's behaviour depends on this setting on these seeds"
+    # the noise is real: at 0.5 the two prompts' runs differ although the bot does not read the line
+    from tests.mutate_bot import Bot
+    cut = mutate_bot.PROMPT.replace("\n- Mention the weather.", "")
+    inputs = {"message": "Hello"}
+    assert any(asyncio.run(Bot(temperature=0.5)(inputs, s)).answer != asyncio.run(Bot(cut, temperature=0.5)(inputs, s)).answer
+               for s in range(6))
