@@ -215,3 +215,25 @@ def test_with_a_temperature_behaviour_is_compared_at_0_so_sampling_noise_is_no_s
     inputs = {"message": "Hello"}
     assert any(asyncio.run(Bot(temperature=0.5)(inputs, s)).answer != asyncio.run(Bot(cut, temperature=0.5)(inputs, s)).answer
                for s in range(6))
+
+
+def test_resume_reuses_the_baseline_and_the_mutants_already_classified(tmp_path):
+    bot = mutate_bot.target
+    found = mutants_of(bot.mutable())
+    settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                            out=str(tmp_path))
+    first = asyncio.run(run_mutation(bot, "tests.mutate_bot:target", "base", found[:3], settings))
+    said: list[str] = []
+    again = asyncio.run(run_mutation(bot, "tests.mutate_bot:target", "base", found, settings, progress=said.append,
+                                     resume=True))
+    assert said[0].startswith("resumed from ") and "3 mutant(s) classified before" in said[0]
+    assert [o.results for o in again.outcomes[:3]] == [o.results for o in first.outcomes]  # not run again
+    assert len(said) == 1 + 1 + len(found) - 3  # resumed, baseline, then only the new mutants
+    fresh = asyncio.run(run_mutation(bot, "tests.mutate_bot:target", "base", found, settings))
+    assert [o.result.status for o in again.outcomes] == [o.result.status for o in fresh.outcomes]
+    other = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                         seeds=(1,), out=str(tmp_path))
+    said.clear()
+    asyncio.run(run_mutation(bot, "tests.mutate_bot:target", "base", found[:1], other, progress=said.append,
+                             resume=True))
+    assert not said[0].startswith("resumed")  # another question (seeds): a journal of its own

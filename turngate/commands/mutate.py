@@ -49,6 +49,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="results", help="results directory: each gate's results file goes to OUT/mutate/")
     p.add_argument("--max-model-calls", type=int, metavar="N",
                    help="agent model calls for the whole run: a mutant starts only when its gate fits")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse the baseline and the mutants already classified by an interrupted run of the same "
+                        "question (agent, version, rows, bars, reference, seeds) in OUT/mutate/")
     p.add_argument("--dry-run", action="store_true",
                    help="print the mutants, runs and expected model calls, and exit 0; runs nothing")
     p.add_argument("--list", action="store_true", help="with --dry-run: also list every mutant's id and change")
@@ -152,7 +155,7 @@ def main(argv=None) -> int:
         console.print(f"mutate {version}: {len(mutants)} mutants, each gated on seeds {format_seeds(seeds)}",
                       markup=False, highlight=False)
         run = asyncio.run(run_mutation(target, a.agent, version, mutants, settings, a.max_model_calls,
-                                       lambda line: console.print(line, markup=False, highlight=False)))
+                                       lambda line: console.print(line, markup=False, highlight=False), a.resume))
         data = summary(run)
         print_report(data)
         if a.markdown:

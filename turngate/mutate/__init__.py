@@ -7,6 +7,7 @@ plausible one-change edits would the dataset and scorers not notice?
     classify.py   a mutant's gate run against the baseline's on the same seeds: killed,
                   survived, equivalent or error
     runner.py     the baseline and every mutant through the gate (turngate.run_gate), in budget
+    journal.py    each result as it comes, for --resume
     report.py     the terminal table, --json and the Markdown section
 """
 from turngate.mutate.protocol import Mutable, is_mutable

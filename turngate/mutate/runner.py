@@ -58,6 +58,7 @@ class Baseline:
     runs: int
     results: str
     rows: int
+    probe: str | None = None  # its temperature-0 run's results file, when behaviour is compared there
 
 
 @dataclass
@@ -98,47 +99,70 @@ def equivalent_reason(target: Any, base_text: str, mutant: Mutant) -> str:
 
 
 async def run_mutation(target: Any, agent: str, version: str, mutants: list[Mutant], settings: GateSettings,
-                       budget: int | None = None,
-                       progress: Callable[[str], None] = lambda line: None) -> MutationRun:
+                       budget: int | None = None, progress: Callable[[str], None] = lambda line: None,
+                       resume: bool = False) -> MutationRun:
     """The baseline's gate, then each mutant's, classified. A baseline that does not pass its own
-    gate is a ConfigError: a mutant's failure would mean nothing."""
+    gate is a ConfigError: a mutant's failure would mean nothing. Each result is appended to a
+    journal in settings.out, named by everything that decides it (journal.py); `resume` reuses it."""
     from turngate.jobs import model_calls
 
     model_calls.set_budget(budget)  # providers' calls, hard-capped over the whole run
     try:
-        return await _run(target, agent, version, mutants, settings, budget, progress)
+        return await _run(target, agent, version, mutants, settings, budget, progress, resume)
     finally:
         model_calls.set_budget(None)
 
 
-async def _run(target, agent, version, mutants, settings, budget, progress) -> MutationRun:
-    mutable = target.mutable()
-    base_text = mutable.instructions
-    started = time.perf_counter()
+async def _baseline(target, version, mutable, settings) -> tuple[Baseline, Record, Record | None]:
     base = await _gate(target, settings)
-    calls = calls_of(base.record)
     if base.exit_code != 0:
         raise ConfigError(f"baseline {version} does not pass its own gate ({base.verdict.headline}; {base.path}): "
                           "mutation testing needs a passing baseline")
     probe = None
     if mutable.temperature:  # behaviour compared at temperature 0 (see above)
-        probe = (await _gate(target.mutant(mutable.edited(temperature=0.0), f"{version}-t0"), settings, True)).record
-        calls += calls_of(probe)
-    run = MutationRun(agent, version, list(settings.seeds), settings,
-                      Baseline(version, base.verdict.headline, calls, len(base.record.runs), str(base.path),
-                               len(base.record.rows)), budget=budget, spent=calls)
-    progress(f"baseline {version}: {base.verdict.headline} ({len(base.record.runs)} runs, {calls} model calls, "
+        cold = await _gate(target.mutant(mutable.edited(temperature=0.0), f"{version}-t0"), settings, True)
+        probe = cold.record
+    calls = calls_of(base.record) + (calls_of(probe) if probe is not None else 0)
+    return (Baseline(version, base.verdict.headline, calls, len(base.record.runs), str(base.path),
+                     len(base.record.rows), str(cold.path) if probe is not None else None), base.record, probe)
+
+
+async def _run(target, agent, version, mutants, settings, budget, progress, resume) -> MutationRun:
+    from turngate.mutate import journal
+
+    mutable = target.mutable()
+    base_text = mutable.instructions
+    started = time.perf_counter()
+    path = journal.path_for(settings, agent, version, mutable)
+    stored = journal.read(path) if resume else None
+    if stored is not None:
+        baseline, done = stored
+        base_record, probe = journal.records(baseline)
+        progress(f"resumed from {path}: the baseline and {len(done)} mutant(s) classified before")
+    else:
+        baseline, base_record, probe = await _baseline(target, version, mutable, settings)
+        done = {}
+        journal.start(path, baseline)
+    calls = baseline.calls
+    run = MutationRun(agent, version, list(settings.seeds), settings, baseline, budget=budget, spent=calls)
+    progress(f"baseline {version}: {baseline.line} ({baseline.runs} runs, {calls} model calls, "
              f"{time.perf_counter() - started:.1f} s)")
     for i, mutant in enumerate(mutants, 1):
+        if mutant.id in done:
+            outcome = journal.outcome(mutant, done[mutant.id])
+            run.spent += outcome.calls
+            run.outcomes.append(outcome)
+            continue
         if budget is not None and run.spent + calls > budget:
             run.outcomes.append(Outcome(mutant, Classified(NOT_RUN, reason=f"--max-model-calls {budget}: "
                                                            f"{run.spent} spent, a gate costs about {calls}")))
             continue
         started = time.perf_counter()
-        outcome = await _one(target, version, base.record, base_text, mutant, settings, probe)
+        outcome = await _one(target, version, base_record, base_text, mutant, settings, probe)
         outcome.seconds = time.perf_counter() - started
         run.spent += outcome.calls
         run.outcomes.append(outcome)
+        journal.add(path, outcome)
         progress(f"[{i}/{len(mutants)}] {mutant.id}: {outcome.result.status} ({outcome.seconds:.1f} s)")
     return run
 
