@@ -98,7 +98,8 @@ def dry_run(a, target, mutants: list[Mutant], seeds: list[int]) -> list[str]:
 
     rows = load_rows_for(source_for(a.dataset, None), AgentSpec(a.agent, TargetOptions(), target)).rows
     pairs = [(row, s) for row in rows for s in seeds]
-    hints = duration_hints(Path(a.out), version_of(target))
+    # per-row counts from a mutation run's own baseline, else from the gate's results in --out
+    hints = duration_hints(Path(a.out) / "mutate", version_of(target)) or duration_hints(Path(a.out), version_of(target))
     calls, guessed = expected_calls(pairs, hints)
     gates = len(mutants) + 1
     # behaviour at temperature 0 (turngate/mutate/runner.py): one more gate for the baseline and

@@ -59,7 +59,7 @@ def changed_part(a: str, b: str, context: int = 25) -> tuple[str, str]:
 
 def difference(before: tuple, after: tuple) -> str:
     """The first way two behaviours differ, in one line."""
-    (c0, s0, a0, e0), (c1, s1, a1, e1) = before, after
+    (c0, _, a0, e0), (c1, _, a1, e1) = before, after
     if e0 != e1:
         return f"error: {_short(e0) or 'none'} -> {_short(e1) or 'none'}"
     if c0 != c1:
