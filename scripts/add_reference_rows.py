@@ -2,7 +2,7 @@
 calibration results file of those rows alone, on the reference's own seeds:
 
     evals calibrate --version v3 --trials 300 --dataset new.jsonl --thresholds /tmp/b.toml --against none \\
-        --judge offline --scorers no_forbidden_action --out /tmp/cal --write  # the run; its bars are not used
+        --judge offline --out /tmp/cal      # the accepted run (no bars are written: only its results file is used)
     python scripts/add_reference_rows.py evals/reference.json /tmp/cal/calibrate-v3-*.json -o /tmp/ref_plus.json
 
 For trying rows out (docs/mutate.md: the rows that close Northwind's survivors) without
