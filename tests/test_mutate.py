@@ -160,6 +160,7 @@ def test_the_faq_bot_is_mutated_from_the_command_line_with_json_and_markdown(tmp
     (["--agent", "tests.mutate_bot:not_mutable"], "not mutable"),
     (["--max-model-calls", "0"], "--max-model-calls must be at least 1"),
     (["--mutants", "zzz"], "no mutant's id starts with these"),
+    (["--edits", "nope.toml"], "nope.toml: cannot read the edit"),
 ])
 def test_a_bad_target_or_flag_is_one_line_and_exit_2(tmp_path, args, says):
     res = evals(*FAQ, *args, "--dry-run")
@@ -237,3 +238,33 @@ def test_resume_reuses_the_baseline_and_the_mutants_already_classified(tmp_path)
     asyncio.run(run_mutation(bot, "tests.mutate_bot:target", "base", found[:1], other, progress=said.append,
                              resume=True))
     assert not said[0].startswith("resumed")  # another question (seeds): a journal of its own
+
+
+def test_hand_made_edits_are_mutants_too(tmp_path):
+    from turngate.core.errors import ConfigError
+    from turngate.mutate.edits import edit_mutant
+
+    bot = mutate_bot.target
+    base = bot.mutable()
+    added = tmp_path / "add-rule.toml"
+    added.write_text('description = "ignored"\ninstructions = """' + mutate_bot.PROMPT.replace(
+        "- Always greet", "- Never say hello.\n- Always greet") + '"""\n')
+    flipped = tmp_path / "crash.toml"
+    flipped.write_text("crash = true\n")
+    m = edit_mutant(added, base)
+    assert (m.id, m.operator, m.line) == ("edit-add-rule", "edit", 3)
+    assert m.description == 'add-rule.toml: line 3: added "- Never say hello."'
+    assert edit_mutant(flipped, base).description == "crash.toml: crash: false -> true"
+    for text, says in [("hardened = true\n", "hardened: not an editable part of this target"),
+                       ("crash = 1\n", "crash: expected true or false"), ("crash = false\n", "changes nothing"),
+                       ("temperature = 0.5\n", "this target has no temperature"), ("x = \n", "Invalid value")]:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text)
+        with pytest.raises(ConfigError, match=says):
+            edit_mutant(bad, base)
+    cut = tmp_path / "no-secret.toml"
+    cut.write_text('instructions = """' + mutate_bot.PROMPT.replace("- Never share the secret code.\n", "") + '"""\n')
+    settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                            out=str(tmp_path / "out"))
+    run = asyncio.run(run_mutation(bot, "x", "base", [edit_mutant(p, base) for p in (added, cut)], settings))
+    assert [o.result.status for o in run.outcomes] == [EQUIVALENT, KILLED]

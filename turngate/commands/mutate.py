@@ -41,6 +41,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", metavar="SEEDS", help="which seeds to run instead: 20-39, 7 or 1,3,5")
     p.add_argument("--operators", nargs="+", choices=OPERATORS, metavar="OP",
                    help=f"only these operators ({', '.join(OPERATORS)}; default all)")
+    p.add_argument("--edits", nargs="+", metavar="FILE.toml",
+                   help="also these hand-made edits (instructions, switches, temperature; a version file as it "
+                        "stands), mutants of operator 'edit'; `--operators edit` runs only them")
     p.add_argument("--mutants", nargs="+", metavar="ID", help="only the mutants whose id starts with one of these")
     p.add_argument("--parallelism", type=int, default=8, help="rows in flight at once in each gate (default 8)")
     p.add_argument("--judge", default=project().value("judge"),
@@ -103,8 +106,9 @@ def dry_run(a, target, mutants: list[Mutant], seeds: list[int]) -> list[str]:
     calls, guessed = expected_calls(pairs, hints)
     gates = len(mutants) + 1
     # behaviour at temperature 0 (turngate/mutate/runner.py): one more gate for the baseline and
-    # for each mutant the gate does not kill, temperature mutants aside
-    probes = 1 + sum(m.operator != "temperature" for m in mutants) if target.mutable().temperature else 0
+    # for each mutant the gate does not kill, but those changing the temperature
+    t = target.mutable().temperature
+    probes = 1 + sum(m.edited.temperature == t for m in mutants) if t else 0
     ops = Counter(m.operator for m in mutants)
     lines = [f"dry run: {len(mutants)} mutants of {version_of(target)} ("
              + ", ".join(f"{n} {op}" for op, n in ops.items()) + f") + the baseline = {gates} gates"
@@ -140,7 +144,13 @@ def main(argv=None) -> int:
     load_plugins()  # the project's expect keys and scorers, before any row is read
     target = load_target(a.agent, TargetOptions(version=a.version, model=a.model, timeout=a.timeout))
     base = mutable_of(target, a.agent)
-    mutants = chosen(mutants_of(base, set(a.operators) if a.operators else None), a.mutants)
+    from turngate.mutate.edits import edit_mutant
+
+    made = mutants_of(base) + [edit_mutant(path, base) for path in a.edits or []]
+    ids = [m.id for m in made]
+    if dup := sorted({i for i in ids if ids.count(i) > 1}):
+        raise ConfigError(f"--edits: two edits make mutant {dup[0]}; give the files different names")
+    mutants = chosen([m for m in made if not a.operators or m.operator in a.operators], a.mutants)
     if a.dry_run:
         print("\n".join(dry_run(a, target, mutants, seeds)))  # plain lines, never wrapped
         return cli.EXIT_PASS

@@ -227,4 +227,4 @@ def mutants_of(base: Mutable, operators: set[str] | None = None) -> list[Mutant]
     return [m for m in found if operators is None or m.operator in operators]
 
 
-OPERATORS = ("delete", "word", "number", "unit", "list", "switch", "temperature")
+OPERATORS = ("delete", "word", "number", "unit", "list", "switch", "temperature", "edit")  # edit: --edits FILE

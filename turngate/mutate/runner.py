@@ -10,7 +10,8 @@ mutant that costs more than the baseline stops cleanly (reported as an error, no
 Behaviour probe: when the target has a temperature other than 0, whether a mutant changed any row's
 behaviour is decided on a second run of the baseline and of each mutant the gate did not kill, at
 temperature 0 on the same rows and seeds (bars only, no reruns): at 0 a run depends on the prompt
-only through what the model makes of it. A temperature mutant is compared on its gate's runs.
+only through what the model makes of it. A mutant that changes the temperature is compared on its
+gate's runs.
 """
 from __future__ import annotations
 
@@ -157,7 +158,7 @@ async def _run(target, agent, version, mutants, settings, budget, progress, resu
                                                            f"{run.spent} spent, a gate costs about {calls}")))
             continue
         started = time.perf_counter()
-        outcome = await _one(target, version, base_record, base_text, mutant, settings, probe)
+        outcome = await _one(target, version, base_record, base_text, mutant, settings, probe, mutable.temperature)
         outcome.seconds = time.perf_counter() - started
         run.spent += outcome.calls
         run.outcomes.append(outcome)
@@ -167,7 +168,7 @@ async def _run(target, agent, version, mutants, settings, budget, progress, resu
 
 
 async def _one(target, version: str, baseline: Record, base_text: str, mutant: Mutant,
-               settings: GateSettings, probe: Record | None) -> Outcome:
+               settings: GateSettings, probe: Record | None, base_temperature: float | None = None) -> Outcome:
     from turngate.core.cli_support import user_errors
 
     label = f"{version}-{mutant.id}"
@@ -175,7 +176,8 @@ async def _one(target, version: str, baseline: Record, base_text: str, mutant: M
         got = await _gate(target.mutant(mutant.edited, label), settings)
         records = [got.record]
         behaviour_of = None
-        if probe is not None and mutant.operator != "temperature" and got.exit_code == 0:
+        # a mutant of the temperature itself is compared on its own gate's runs: at 0 it would be the baseline
+        if probe is not None and mutant.edited.temperature == base_temperature and got.exit_code == 0:
             cold = await _gate(target.mutant(mutant.edited.edited(temperature=0.0), f"{label}-t0"), settings, True)
             records.append(cold.record)
             behaviour_of = (probe, cold.record)
