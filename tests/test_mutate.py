@@ -268,3 +268,36 @@ def test_hand_made_edits_are_mutants_too(tmp_path):
                             out=str(tmp_path / "out"))
     run = asyncio.run(run_mutation(bot, "x", "base", [edit_mutant(p, base) for p in (added, cut)], settings))
     assert [o.result.status for o in run.outcomes] == [EQUIVALENT, KILLED]
+
+
+def test_jobs_gate_several_mutants_at_once_with_the_same_classes_in_the_same_order(tmp_path):
+    bot = mutate_bot.target
+    found = mutants_of(bot.mutable())
+    settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                            seeds=(0, 1), out=str(tmp_path))
+    one = asyncio.run(run_mutation(bot, "x", "base", found, settings))
+    said: list[str] = []
+    many = asyncio.run(run_mutation(bot, "x", "base", found, settings, progress=said.append, jobs=4))
+    assert [(o.mutant.id, o.result.status) for o in many.outcomes] == [(o.mutant.id, o.result.status) for o in one.outcomes]
+    assert len(said) == 1 + len(found)  # the baseline, then one line per mutant as it is classified
+
+
+def test_the_budget_is_shared_out_up_front_in_mutant_order(tmp_path):
+    from tests.mutate_bot import Bot
+    from turngate.core.turn import Usage
+
+    class Costly(Bot):  # two model calls a run, as Turn.usage counts them
+        async def __call__(self, inputs, seed):
+            turn = await super().__call__(inputs, seed)
+            return turn.model_copy(update={"usage": Usage(llm_calls=2)})
+
+        def mutant(self, edited, label):
+            return Costly(edited.instructions, edited.switches["crash"], label)
+
+    bot = Costly()
+    found = mutants_of(bot.mutable())[:4]
+    settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                            out=str(tmp_path))
+    run = asyncio.run(run_mutation(bot, "x", "base", found, settings, budget=13))  # a gate: 2 rows x 2 calls = 4
+    assert run.baseline.calls == 4 and [o.result.status == "not run" for o in run.outcomes] == [False, False, True, True]
+    assert run.spent <= 13 and run.outcomes[2].result.reason == "--max-model-calls 13: 4 spent before, 2 more gate(s) of about 4 fit"

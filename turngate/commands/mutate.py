@@ -46,6 +46,9 @@ def parser() -> argparse.ArgumentParser:
                         "stands), mutants of operator 'edit'; `--operators edit` runs only them")
     p.add_argument("--mutants", nargs="+", metavar="ID", help="only the mutants whose id starts with one of these")
     p.add_argument("--parallelism", type=int, default=8, help="rows in flight at once in each gate (default 8)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="mutants gated at once, in this process (a provider model's calls share one budget and "
+                        "limiter; the offline model is CPU-bound: no faster). Default 1")
     p.add_argument("--judge", default=project().value("judge"),
                    help="the policy judge, when the bars name policy_judge (default: [tool.turngate] judge)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per run before it fails as 'timeout'")
@@ -65,7 +68,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def check_args(a: argparse.Namespace) -> list[int]:
-    for name, low in (("parallelism", 1), ("max_model_calls", 1)):
+    for name, low in (("parallelism", 1), ("max_model_calls", 1), ("jobs", 1)):
         if getattr(a, name) is not None and getattr(a, name) < low:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
     cli.check_positive(a.timeout, "--timeout")
@@ -119,7 +122,7 @@ def dry_run(a, target, mutants: list[Mutant], seeds: list[int]) -> list[str]:
              f"  in all: at most {(gates + probes) * len(pairs)} runs, about {(gates + probes) * calls} agent model "
              "calls; confirmation reruns of flagged rows may add runs, not counted"]
     if a.max_model_calls:
-        fit = max(0, a.max_model_calls // max(1, calls * (2 if probes else 1)) - 1)
+        fit = max(0, a.max_model_calls // max(1, calls * (2 if probes else 1)) - 1)  # the baseline first
         lines.append(f"  --max-model-calls {a.max_model_calls}: about {min(fit, len(mutants))} of {len(mutants)} "
                      "mutants fit; the rest are reported as not run")
     if a.list:
@@ -166,7 +169,8 @@ def main(argv=None) -> int:
         console.print(f"mutate {version}: {len(mutants)} mutants, each gated on seeds {format_seeds(seeds)}",
                       markup=False, highlight=False)
         run = asyncio.run(run_mutation(target, a.agent, version, mutants, settings, a.max_model_calls,
-                                       lambda line: console.print(line, markup=False, highlight=False), a.resume))
+                                       lambda line: console.print(line, markup=False, highlight=False), a.resume,
+                                       a.jobs))
         data = summary(run)
         print_report(data)
         if a.markdown:

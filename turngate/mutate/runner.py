@@ -3,9 +3,10 @@ bars and reference (turngate.run_gate_async: the same checks, run loop, confirma
 verdict as `evals gate`), within a model-call budget.
 
 The budget counts agent model calls from the runs themselves (Turn.usage: the offline model's
-too). A mutant is started only when the calls spent plus the baseline's own cost (its gate and
-reruns) fit in it; a provider's calls are also hard-capped by turngate.jobs.model_calls, so a
-mutant that costs more than the baseline stops cleanly (reported as an error, not as killed).
+too). It is shared out up front, in mutant order: after the baseline, as many mutants run as its
+own cost (its gate, reruns and temperature-0 run) fits in what is left, the rest are "not run";
+a provider's calls are also hard-capped by turngate.jobs.model_calls, so a mutant that costs more
+than the baseline stops cleanly (reported as an error, not as killed).
 
 Behaviour probe: when the target has a temperature other than 0, whether a mutant changed any row's
 behaviour is decided on a second run of the baseline and of each mutant the gate did not kill, at
@@ -15,6 +16,7 @@ gate's runs.
 """
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -100,15 +102,16 @@ def equivalent_reason(target: Any, base_text: str, mutant: Mutant) -> str:
 
 async def run_mutation(target: Any, agent: str, version: str, mutants: list[Mutant], settings: GateSettings,
                        budget: int | None = None, progress: Callable[[str], None] = lambda line: None,
-                       resume: bool = False) -> MutationRun:
+                       resume: bool = False, jobs: int = 1) -> MutationRun:
     """The baseline's gate, then each mutant's, classified. A baseline that does not pass its own
     gate is a ConfigError: a mutant's failure would mean nothing. Each result is appended to a
-    journal in settings.out, named by everything that decides it (journal.py); `resume` reuses it."""
+    journal in settings.out, named by everything that decides it (journal.py); `resume` reuses it.
+    `jobs` mutants' gates run at once, in this process and event loop (one provider budget)."""
     from turngate.jobs import model_calls
 
     model_calls.set_budget(budget)  # providers' calls, hard-capped over the whole run
     try:
-        return await _run(target, agent, version, mutants, settings, budget, progress, resume)
+        return await _run(target, agent, version, mutants, settings, budget, progress, resume, jobs)
     finally:
         model_calls.set_budget(None)
 
@@ -127,7 +130,7 @@ async def _baseline(target, version, mutable, settings) -> tuple[Baseline, Recor
                      len(base.record.rows), str(cold.path) if probe is not None else None), base.record, probe)
 
 
-async def _run(target, agent, version, mutants, settings, budget, progress, resume) -> MutationRun:
+async def _run(target, agent, version, mutants, settings, budget, progress, resume, jobs) -> MutationRun:
     from turngate.mutate import journal
 
     mutable = target.mutable()
@@ -147,23 +150,42 @@ async def _run(target, agent, version, mutants, settings, budget, progress, resu
     run = MutationRun(agent, version, list(settings.seeds), settings, baseline, budget=budget, spent=calls)
     progress(f"baseline {version}: {baseline.line} ({baseline.runs} runs, {calls} model calls, "
              f"{time.perf_counter() - started:.1f} s)")
-    for i, mutant in enumerate(mutants, 1):
+    by_index: dict[int, Outcome] = {}
+    todo = []
+    for i, mutant in enumerate(mutants):
         if mutant.id in done:
-            outcome = journal.outcome(mutant, done[mutant.id])
+            by_index[i] = journal.outcome(mutant, done[mutant.id])
+            run.spent += by_index[i].calls
+        else:
+            todo.append(i)
+    # the budget decides up front, in mutant order: as many gates as fit at the baseline's own cost
+    fit = len(todo) if budget is None or calls == 0 else max(0, (budget - run.spent) // calls)
+    for i in todo[fit:]:
+        by_index[i] = Outcome(mutants[i], Classified(NOT_RUN, reason=f"--max-model-calls {budget}: {run.spent} spent "
+                                                                     f"before, {fit} more gate(s) of about {calls} fit"))
+    gates = asyncio.Semaphore(jobs)
+
+    async def one(i: int) -> None:
+        async with gates:
+            started = time.perf_counter()
+            outcome = await _one(target, version, base_record, base_text, mutants[i], settings, probe,
+                                 mutable.temperature)
+            outcome.seconds = time.perf_counter() - started
             run.spent += outcome.calls
-            run.outcomes.append(outcome)
-            continue
-        if budget is not None and run.spent + calls > budget:
-            run.outcomes.append(Outcome(mutant, Classified(NOT_RUN, reason=f"--max-model-calls {budget}: "
-                                                           f"{run.spent} spent, a gate costs about {calls}")))
-            continue
-        started = time.perf_counter()
-        outcome = await _one(target, version, base_record, base_text, mutant, settings, probe, mutable.temperature)
-        outcome.seconds = time.perf_counter() - started
-        run.spent += outcome.calls
-        run.outcomes.append(outcome)
-        journal.add(path, outcome)
-        progress(f"[{i}/{len(mutants)}] {mutant.id}: {outcome.result.status} ({outcome.seconds:.1f} s)")
+            by_index[i] = outcome
+            journal.add(path, outcome)
+            console.quiet = quiet  # no gate runs while this line is printed: one event loop, no await
+            progress(f"[{i + 1}/{len(mutants)}] {mutants[i].id}: {outcome.result.status} ({outcome.seconds:.1f} s)")
+            console.quiet = True
+
+    from turngate.output.console import console
+
+    quiet, console.quiet = console.quiet, True  # once for all: each gate's own quiet would undo another's
+    try:
+        await asyncio.gather(*(one(i) for i in todo[:fit]))
+    finally:
+        console.quiet = quiet
+    run.outcomes = [by_index[i] for i in range(len(mutants))]
     return run
 
 
