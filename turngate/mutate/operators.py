@@ -202,7 +202,7 @@ def _back(text: str, a: int) -> int:
 
 def _context(text: str, s: int, e: int, a: int, b: int, words: int = 3) -> str:
     """The edited span with up to `words` words either side, inside the sentence [a, b), as written."""
-    left = re.search(rf"(?:\S+\s+){{0,{words}}}\S*$", text[a:s])
+    left = re.search(rf"(?:\S+\s+){{0,{words}}}\S*\Z", text[a:s])  # \Z: $ would stop before a newline
     right = re.match(rf"\S*(?:\s+\S+){{0,{words}}}", text[e:b])
     return (left.group() if left else "") + text[s:e] + (right.group() if right else "")
 

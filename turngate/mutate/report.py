@@ -46,11 +46,24 @@ def policy_lines(run: MutationRun) -> list[dict[str, Any]]:
     return out
 
 
+def _shown(path: Any) -> Any:
+    """A path as the user would write it: relative to the working directory when under it."""
+    from pathlib import Path
+
+    if not isinstance(path, (str, Path)):
+        return path if isinstance(path, (bool, type(None))) else type(path).__name__
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def summary(run: MutationRun) -> dict[str, Any]:
     counts = Counter(o.result.status for o in run.outcomes)
     return {
         "schema": SCHEMA, "agent": run.agent, "version": run.version, "seeds": format_seeds(run.seeds),
-        "dataset": run.settings.dataset, "thresholds": run.settings.thresholds,
+        "dataset": _shown(run.settings.dataset), "thresholds": _shown(run.settings.thresholds),
+        "reference": _shown(run.settings.reference),
         "baseline": asdict(run.baseline), "budget": run.budget, "model_calls": run.spent,
         "counts": {s: counts[s] for s in STATUSES}, "score": score(run),
         "mutants": [{"id": o.mutant.id, "operator": o.mutant.operator, "line": o.mutant.line,
@@ -89,23 +102,33 @@ def print_report(data: dict[str, Any]) -> None:
         console.print("survivors: what changed, why no scorer failed, what would catch it", markup=False)
         for m in survivors:
             console.print(f"  {m['id']} ({m['change']})", markup=False, highlight=False)
-            for c in m["changed"]:
+            for c in m["changed"][:SHOWN - 1]:
                 console.print(f"    {c['row_id']}: {c['what']}; {c['why']}; suggest {c['suggest']}",
                               markup=False, highlight=False)
+            if len(m["changed"]) > SHOWN - 1:
+                console.print(f"    and {len(m['changed']) - SHOWN + 1} more row(s)", markup=False)
     console.print("policy lines:", markup=False)
     for p in data["policy_lines"]:
         console.print(f"  line {p['line']} \"{p['text'][:60]}\": {p['mutants']} mutant(s), {p[KILLED]} killed, "
-                      f"{p[SURVIVED]} survived, {p[EQUIVALENT]} equivalent: {p['says']}", markup=False, highlight=False)
+                      f"{p[SURVIVED]} survived, {p[EQUIVALENT]} equivalent: {_says(p)}", markup=False, highlight=False)
     console.print(f"{headline(data)}; {data['model_calls']} model calls"
                   + (f" of --max-model-calls {data['budget']}" if data["budget"] else ""), markup=False,
                   highlight=False)
 
 
+SHOWN = 4  # rows named per cell and survivor: the rest counted ("+N"); --json has them all
+
+
+def _some(items: list[str], n: int = SHOWN) -> str:
+    return ", ".join(items[:n]) + (f" (+{len(items) - n})" if len(items) > n else "")
+
+
 def _cell(m: dict[str, Any]) -> str:
     if m["status"] == KILLED:
-        return f"rows {', '.join(m['rows']) or '-'}; scorers {', '.join(m['scorers']) or '-'}"
+        return f"rows {_some(m['rows']) or '-'}; scorers {', '.join(m['scorers']) or '-'}"
     if m["status"] == SURVIVED:
-        return "; ".join(f"{c['row_id']}: {c['what']}" for c in m["changed"])
+        shown = "; ".join(f"{c['row_id']}: {c['what']}" for c in m["changed"][:2])
+        return shown + (f"; +{len(m['changed']) - 2} more row(s)" if len(m["changed"]) > 2 else "")
     return m["reason"]
 
 
@@ -117,17 +140,24 @@ def markdown(data: dict[str, Any]) -> str:
     out = [f"### Mutation testing: {data['version']}", "",
            f"**{headline(data)}.** {len(data['mutants'])} mutants of `{data['agent']}` {data['version']}, "
            f"each through the gate on seeds {data['seeds']} (`{data['dataset']}`, `{data['thresholds']}`); "
-           f"{data['model_calls']} model calls.", "",
+           f"{data['model_calls']:,} agent model calls.", "",
            "| mutant | change | class | rows and scorers, or why nothing changed |", "|---|---|---|---|"]
     out += [f"| `{m['id']}` | {esc(m['change'])} | {m['status']} | {esc(_cell(m))} |" for m in data["mutants"]]
     survivors = [m for m in data["mutants"] if m["status"] == SURVIVED]
     if survivors:
-        out += ["", "Survivors (behaviour changed, the gate passed):", ""]
+        out += ["", "Survivors (behaviour changed, the gate passed): what changed, why no scorer failed, "
+                    "what would catch it:", ""]
         for m in survivors:
             out.append(f"- `{m['id']}` ({esc(m['change'])}):")
             out += [f"  - `{c['row_id']}`: {esc(c['what'])}; {c['why']}; suggest {esc(c['suggest'])}"
-                    for c in m["changed"]]
+                    for c in m["changed"][:SHOWN - 1]]
+            if len(m["changed"]) > SHOWN - 1:
+                out.append(f"  - and {len(m['changed']) - SHOWN + 1} more row(s)")
     out += ["", "| policy line | mutants | killed | survived | equivalent | rows |", "|---|---|---|---|---|---|"]
     out += [f"| {p['line']}: {esc(p['text'][:70])} | {p['mutants']} | {p[KILLED]} | {p[SURVIVED]} | "
-            f"{p[EQUIVALENT]} | {esc(p['says'])} |" for p in data["policy_lines"]]
+            f"{p[EQUIVALENT]} | {esc(_says(p))} |" for p in data["policy_lines"]]
     return "\n".join(out) + "\n"
+
+
+def _says(p: dict[str, Any]) -> str:
+    return f"changes {len(p['rows'])} row(s): {_some(p['rows'], 3)}" if p["rows"] else p["says"]
