@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 
@@ -77,6 +78,8 @@ def check_args(a: argparse.Namespace) -> list[int]:
         raise ConfigError(f"--dataset {a.dataset}: no such dataset file")
     if not Path(a.thresholds).is_file():
         raise ConfigError(f"--thresholds {a.thresholds}: no such bars file")
+    if a.no_reference and a.reference:
+        raise ConfigError("--reference and --no-reference: give one")
     cli.check_out_dir(a.out)
     if a.markdown:
         cli.check_new_file(a.markdown, "--markdown", force=a.force, inputs=[a.dataset, a.thresholds])
@@ -133,7 +136,9 @@ def dry_run(a, target, mutants: list[Mutant], seeds: list[int]) -> list[str]:
 
 @cli.guarded
 def main(argv=None) -> int:
+    from turngate.core.plugins import load_plugins
     from turngate.jobs.target import load_target, version_of
+    from turngate.mutate.edits import edit_mutant
     from turngate.mutate.operators import mutants_of
     from turngate.mutate.protocol import mutable_of
     from turngate.mutate.report import markdown, print_report, summary
@@ -142,13 +147,9 @@ def main(argv=None) -> int:
 
     a = parser().parse_args(argv)
     seeds = check_args(a)
-    from turngate.core.plugins import load_plugins
-
     load_plugins()  # the project's expect keys and scorers, before any row is read
     target = load_target(a.agent, TargetOptions(version=a.version, model=a.model, timeout=a.timeout))
     base = mutable_of(target, a.agent)
-    from turngate.mutate.edits import edit_mutant
-
     made = mutants_of(base) + [edit_mutant(path, base) for path in a.edits or []]
     ids = [m.id for m in made]
     if dup := sorted({i for i in ids if ids.count(i) > 1}):
@@ -157,15 +158,13 @@ def main(argv=None) -> int:
     if a.dry_run:
         print("\n".join(dry_run(a, target, mutants, seeds)))  # plain lines, never wrapped
         return cli.EXIT_PASS
-    if a.no_reference and a.reference:
-        raise ConfigError("--reference and --no-reference: give one")
     reference = False if a.no_reference else a.reference
     settings = GateSettings(dataset=a.dataset, thresholds=a.thresholds, reference=reference, seeds=tuple(seeds),
                             parallelism=a.parallelism, judge=a.judge, timeout=a.timeout,
                             out=str(Path(a.out) / "mutate"))
     Path(settings.out).mkdir(parents=True, exist_ok=True)
     version = version_of(target)
-    with use_stderr() if a.json else _nothing():
+    with use_stderr() if a.json else contextlib.nullcontext():
         console.print(f"mutate {version}: {len(mutants)} mutants, each gated on seeds {format_seeds(seeds)}",
                       markup=False, highlight=False)
         run = asyncio.run(run_mutation(target, a.agent, version, mutants, settings, a.max_model_calls,
@@ -177,14 +176,5 @@ def main(argv=None) -> int:
             Path(a.markdown).write_text(markdown(data))
             console.print(f"markdown: {a.markdown}", markup=False, highlight=False)
     if a.json:
-        sys_out = json.dumps(data)
-        print(sys_out)
+        print(json.dumps(data))
     return cli.EXIT_PASS
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
