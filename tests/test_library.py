@@ -47,7 +47,7 @@ def test_every_public_name_resolves():
 def test_one_console_script_whose_subcommands_are_command_mains():
     assert SCRIPTS == {"evals": "turngate.cli:run"}
     assert set(COMMAND_MODULES) == {"gate", "compare", "show", "regrade", "report", "calibrate", "calibrate-judge",
-                                    "simulate", "merge", "review"}
+                                    "simulate", "merge", "review", "mutate"}
     for name, module in COMMAND_MODULES.items():
         assert callable(importlib.import_module(module).main), name
 

@@ -75,6 +75,7 @@ COMMANDS = {
     "gate": ["gate", "--dataset", "rows.jsonl", "--thresholds", "bars.toml", "--no-upload", "--no-reference"],
     "calibrate": ["calibrate", "--dataset", "rows.jsonl", "--thresholds", "new/bars.toml", "--trials", "3",
                   "--against", "none", "--write"],
+    "mutate": ["mutate", "--dataset", "rows.jsonl", "--thresholds", "bars.toml", "--no-reference"],
 }
 
 

@@ -20,6 +20,7 @@ COMMANDS = {
     "simulate": "turngate.commands.simulate",
     "merge": "turngate.commands.merge",
     "review": "turngate.commands.review",
+    "mutate": "turngate.commands.mutate",
 }
 
 SUMMARY = {
@@ -33,6 +34,7 @@ SUMMARY = {
     "simulate": "simulated users against an agent; failures become dataset rows",
     "merge": "merge the shards of one gate into one results file and verdict",
     "review": "read failing runs in a local page: notes, labels, failure modes, their export",
+    "mutate": "mutation testing of the prompt and settings: which edits would the gate not notice",
 }
 
 

@@ -18,7 +18,8 @@ checks across them (`add_expect_check`), judges (`register_judge`) and the polic
 grades against (`register_policy`), the deterministic `offline` chat model
 (`register_offline_model`), how the agent escalates to a human (`register_escalation`), how a
 `--fault` reaches the agent's tool server (`register_server_faults`), and the simulated user of
-`evals simulate` (`register_simulated_user`). Only this module and `turngate` itself are public:
+`evals simulate` (`register_simulated_user`). `Mutable` is what a target's `mutable()` returns
+for `evals mutate` (docs/mutate.md). Only this module and `turngate` itself are public:
 everything else may change without notice.
 """
 from __future__ import annotations
@@ -38,6 +39,7 @@ _EXPORTS = {
     "add_expect_check": "turngate.sources.expect_keys:add_check",
     "Target": "turngate.jobs.target:Target", "TargetOptions": "turngate.jobs.target:TargetOptions",
     "target_factory": "turngate.jobs.target:target_factory", "user_turns": "turngate.jobs.target:user_turns",
+    "Mutable": "turngate.mutate.protocol:Mutable",
     "register_offline_model": "turngate.jobs.models:register_offline_model",
     "Case": "turngate.scoring.case:Case", "ok": "turngate.scoring.case:ok", "describe": "turngate.scoring.case:describe",
     "Outcome": "turngate.scoring.registry:Outcome", "register_scorer": "turngate.scoring.registry:register_scorer",

@@ -41,12 +41,15 @@ def _in_thread(coro_fn) -> Any:
 class RefundAgent:
     """One pinned version of the refund agent: `await agent({"message": ...}, seed) -> Turn`."""
 
-    def __init__(self, options: TargetOptions):
+    def __init__(self, options: TargetOptions, spec=None):
         from .models import parse_spec
         from .versions import load_version, version_path
 
-        spec = load_version(options.version or DEFAULT_VERSION)  # unknown version: ConfigError
-        self.version_file = version_path(options.version or DEFAULT_VERSION)  # its digest goes in the record's plan
+        if spec is None:
+            spec = load_version(options.version or DEFAULT_VERSION)  # unknown version: ConfigError
+            self.version_file = version_path(options.version or DEFAULT_VERSION)  # its digest goes in the record's plan
+        else:  # a version given as an object (a mutant of `evals mutate`): no file
+            self.version_file = None
         if options.model:
             parse_spec(options.model)  # bad model spec or missing key: ConfigError, before any run
         self.options = options
@@ -59,6 +62,33 @@ class RefundAgent:
 
         # a missing API key is an argument error now, not one failed run per row later
         check_keys(self.model, "--model" if options.model else f"version {spec.name}'s model", "--model")
+
+    # `evals mutate` (turngate/mutate/protocol.py): the version file's prompt, switches and temperature
+    def mutable(self):
+        from turngate.plugin import Mutable
+
+        return Mutable(self.spec.instructions, {"hardened": self.spec.hardened, "redact": self.spec.redact},
+                       _temperature(self.model))
+
+    def mutant(self, edited, label: str) -> RefundAgent:
+        from dataclasses import replace
+
+        from .versions import Version
+
+        spec = Version(name=label, description=f"a mutant of {self.version} (evals mutate)",
+                       instructions=edited.instructions, model=_with_temperature(self.model, edited.temperature),
+                       **dict(edited.switches))
+        return RefundAgent(replace(self.options, version=None, model=None), spec=spec)
+
+    def understanding(self, instructions: str):
+        """The offline model acts on its parsed policy alone (offline/planner.py): equal policies, equal
+        behaviour. A real model's reading cannot be known: None."""
+        if not self.model.startswith("offline"):
+            return None
+        from .offline.policy import parse_policy
+
+        policy = parse_policy(instructions)
+        return policy, policy.rules
 
     def tool_names(self) -> frozenset[str]:
         return northwind_tool_names()
@@ -83,6 +113,32 @@ class RefundAgent:
         o = self.options
         return await aask_agent(user_turns(inputs), self.spec, model=o.model, seed=seed,
                                 transport=o.transport, max_retries=o.max_retries, timeout=o.timeout)
+
+
+def _temperature(model: str) -> float | None:
+    """The model's temperature: as its spec names it, the offline model's own default, or None
+    (a provider's default, unknown here)."""
+    from .models import parse_spec
+
+    spec = parse_spec(model)
+    named = dict(spec.options).get("temperature")
+    if named is not None:
+        return float(named)
+    if spec.provider == "offline":
+        from .offline.model import OfflineChatModel
+
+        return OfflineChatModel.model_fields["temperature"].default
+    return None
+
+
+def _with_temperature(model: str, temperature: float | None) -> str:
+    from .models import ModelSpec, parse_spec
+
+    spec = parse_spec(model)
+    if temperature is None or temperature == _temperature(model):
+        return model
+    options = tuple(o for o in spec.options if o[0] != "temperature") + (("temperature", f"{temperature:g}"),)
+    return str(ModelSpec(spec.provider, spec.name, options))
 
 
 @target_factory

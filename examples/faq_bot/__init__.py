@@ -6,6 +6,10 @@ turngate Target as it stands: `async target(inputs, seed) -> Turn`, named by its
     evals gate --agent examples.faq_bot:target \\
         --dataset examples/faq_bot/dataset.jsonl --thresholds examples/faq_bot/thresholds.toml
 
+It is mutable too (`evals mutate --agent examples.faq_bot:target ...`, docs/mutate.md): its FAQ
+is the text the edits change, one entry a line, and `greet` (small talk answered without a
+search) its one switch.
+
 `broken_target` is the same bot with a regression (it answers from memory instead of
 searching, and gets facts wrong); the same command with it exits 1. It imports only the public
 plug-in API (turngate.plugin), so this file works as it stands as a project's own
@@ -41,21 +45,21 @@ def _words(text: str) -> set[str]:
     return words | {w[:-1] for w in words if w.endswith("s") and len(w) > 3}  # "returns" ~ "return"
 
 
-def search_faq(query: str) -> list[dict[str, str]]:
+def search_faq(query: str, faq: dict | None = None) -> list[dict[str, str]]:
     """The tool: FAQ entries sharing a content word with the query, best first (at most 2)."""
     q = _words(query)
     scored = []
-    for key, (question, answer) in FAQ.items():
+    for key, (question, answer) in (FAQ if faq is None else faq).items():
         score = 2 * len(q & (_words(question) | {key})) + len(q & _words(answer))  # the question weighs more
         if score:
             scored.append((-score, key, {"id": key, "question": question, "answer": answer}))
     return [entry for *_, entry in sorted(scored)[:2]]
 
 
-def _reply(text: str, calls: list[ToolCall]) -> str:
-    if not _words(text) - _SMALLTALK:  # nothing to look up
+def _reply(text: str, calls: list[ToolCall], faq: dict | None = None, greet: bool = True) -> str:
+    if greet and not _words(text) - _SMALLTALK:  # nothing to look up
         return "You're welcome! Anything else about our shop?" if "thank" in text.lower() else "Hello! Ask me anything about our shop."
-    hits = search_faq(text)
+    hits = search_faq(text, faq)
     calls.append(ToolCall(name="search_faq", arguments={"query": text}, result={"ok": True, "results": hits}))
     if not hits:
         return "I could not find that in our FAQ; a colleague from support will follow up."
@@ -74,6 +78,44 @@ async def target(inputs: dict[str, Any], seed: int) -> Turn:
 target.name = "faq-bot"
 target.model = "rules"
 target.tool_names = frozenset({"search_faq"})
+
+
+# --- mutable (turngate/mutate/protocol.py): the FAQ as text, one "- [id] question? answer" a line
+def faq_text(faq: dict) -> str:
+    return "FAQ:\n" + "\n".join(f"- [{key}] {q} {a}" for key, (q, a) in faq.items())
+
+
+def parse_faq(text: str) -> dict:
+    """A line an edit broke (its [id] gone) is no entry: the bot no longer knows it."""
+    found = (re.match(r"- \[(\w+)\]\s*(?:(.*?\?)\s+)?(.*)$", line.strip()) for line in text.splitlines())
+    return {m[1]: (m[2] or "", m[3]) for m in found if m}
+
+
+def _mutable():
+    from turngate.plugin import Mutable  # on first use: the bot itself runs on a turngate without it
+
+    return Mutable(instructions=faq_text(FAQ), switches={"greet": True})
+
+
+def _mutant(edited, label: str):
+    faq, greet = parse_faq(edited.instructions), edited.switches.get("greet", True)
+
+    async def mutant(inputs: dict[str, Any], seed: int) -> Turn:
+        messages, calls = [], []
+        for text in user_turns(inputs):
+            messages += [Message(role="user", content=text),
+                         Message(role="assistant", content=_reply(text, calls, faq, greet))]
+        return Turn(version=label, model="rules", seed=seed, answer=messages[-1].content, messages=messages,
+                    tool_calls=calls)
+
+    mutant.name = mutant.version = label
+    mutant.model = "rules"
+    mutant.tool_names = target.tool_names
+    return mutant
+
+
+target.mutable = _mutable
+target.mutant = _mutant
 
 
 async def broken_target(inputs: dict[str, Any], seed: int) -> Turn:

@@ -31,7 +31,7 @@ KEY_FOR = {"openai": "OPENAI_API_KEY", "orq": "ORQ_API_KEY"}
 # `evals <sub>` unless a launcher script of a project's own (e.g. python mypkg/regression.py) ran it:
 # hints then name that project's scripts, so a copied hint runs as typed.
 _LAUNCHERS = {"gate": "regression", "calibrate-judge": "calibrate_judge"}
-_SUBCOMMANDS = ("gate", "compare", "show", "regrade", "report", "calibrate", "calibrate-judge", "simulate", "merge", "review")
+_SUBCOMMANDS = ("gate", "compare", "show", "regrade", "report", "calibrate", "calibrate-judge", "simulate", "merge", "review", "mutate")
 _invoked: list[str] = []  # the subcommand the process runs, set once by turngate.cli.main
 
 

@@ -1,0 +1,11 @@
+"""`python evals/mutate.py`: `evals mutate` run from this repository (Northwind's own entry point)."""
+import sys
+
+try:
+    from turngate.cli import run
+except ImportError as exc:  # a shell without the project's environment: one line and exit 2, never 1
+    sys.stderr.write(f"error: cannot import {exc.name} ({exc}): run this with the project's environment "
+                     "(. .venv/bin/activate, or pip install -e '.[dev,ray,demo,review]')\n")
+    raise SystemExit(2) from None
+
+run(["mutate", *sys.argv[1:]])

@@ -1,0 +1,53 @@
+"""The optional protocol a target implements to be mutation-tested. A target (or what a
+@target_factory returns) is *mutable* when it has
+
+    mutable() -> Mutable              its editable parts: the instructions text, named on/off
+                                      switches, the model's temperature (None: not a setting)
+    mutant(edited: Mutable, label) -> Target
+                                      a target built from an edited copy, versioned `label`
+    understanding(instructions) -> object   (optional) what its model makes of a prompt, comparable
+                                      with ==: equal for two prompts means the model cannot act
+                                      differently on them (Northwind: the offline model's parsed
+                                      policy). Lets the report tell "the model does not act on this
+                                      line" from "no row exercises it".
+
+Nothing else is required: the gate runs a mutant like any target, in this process.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from turngate.core.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Mutable:
+    instructions: str = ""
+    switches: Mapping[str, bool] = field(default_factory=dict)
+    temperature: float | None = None
+
+    def edited(self, **changes: Any) -> Mutable:
+        return replace(self, **changes)
+
+
+def is_mutable(target: Any) -> bool:
+    return callable(getattr(target, "mutable", None)) and callable(getattr(target, "mutant", None))
+
+
+def mutable_of(target: Any, spec: str) -> Mutable:
+    """The target's editable parts; a target without the protocol is a one-line ConfigError."""
+    if not is_mutable(target):
+        raise ConfigError(f"--agent {spec}: not mutable: it needs mutable() -> Mutable and mutant(edited, label) "
+                          "(see docs/mutate.md#your-own-agent)")
+    got = target.mutable()
+    if not isinstance(got, Mutable):
+        raise ConfigError(f"--agent {spec}: mutable() returned {type(got).__name__}, not turngate.plugin.Mutable")
+    return got
+
+
+def understanding_of(target: Any, instructions: str) -> Any:
+    """What the target's model makes of `instructions`, or None when it does not say."""
+    fn = getattr(target, "understanding", None)
+    return fn(instructions) if callable(fn) else None
