@@ -90,7 +90,6 @@ FIXTURES = [
      "the three machines the comment names, one after the other, on 2 seeds (5 take a minute and a half)"),
     ("simulation.md", r"results/sim-v2-<stamp>/<conversation>\.json", '"$(ls results/sim-v2-*/*--*.json | head -1)"',
      "a conversation the page's simulation wrote"),
-    ("simulation.md", r"--seeds 3$", "--seeds 1", "84 conversations of six turns take minutes; 28 show it"),
     ("*", r"^(python scripts/gate_power\.py .*)--seeds (\d+)-\d+", r"\1--dataset .scratch/rows.jsonl --seeds \2-99999999",
      STUDY),  # the seeds' end is cut to what --trials needs below
     ("*", r"^(python scripts/gate_power\.py .*)--blocks \d+", r"\1--blocks 1", STUDY),
