@@ -142,10 +142,9 @@ def fixed(page: str, line: str) -> str:
 def repo_copy(dest: Path) -> Path:
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
                            capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-c", "--null", "-T", "-", "-f", "-"], cwd=REPO, input=files, check=True,
-                   stdout=open(dest / "tree.tar", "wb"))
-    subprocess.run(["tar", "-x", "-f", "tree.tar"], cwd=dest, check=True)
-    (dest / "tree.tar").unlink()
+    tree = subprocess.run(["tar", "-c", "--null", "-T", "-", "-f", "-"], cwd=REPO, input=files, check=True,
+                          capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-f", "-"], cwd=dest, input=tree, check=True)
     (dest / ".venv").symlink_to(Path(sys.prefix))
     return dest
 
