@@ -68,6 +68,14 @@ EXCEPTIONS = {
     ("review.md", "python scripts/bench_review.py"): "a benchmark on a 64 MB record: minutes, and a timing",
     ("validation-gate.md", "python -m pytest -q tests/test_confirm_stats.py"):
         "test files of the suite this test is part of",
+    ("mutate.md", "--edits v3-claims-done.toml v3-warm.toml"):
+        "the reader's two edit files, whose text the page quotes; tests/test_mutate.py runs --edits",
+    ("mutate.md", "evals calibrate --version v3 --trials 300 --dataset datasets/mutate_rows.jsonl"):
+        "a 300-trial accepted run of the new row (minutes), which the next lines read",
+    ("mutate.md", "python scripts/add_reference_rows.py"): "reads the 300-trial run above",
+    ("mutate.md", "cat datasets/northwind.jsonl datasets/mutate_rows.jsonl"): "the data of the run below",
+    ("mutate.md", "--dataset /tmp/plus.jsonl --reference /tmp/ref_plus.json"):
+        "a whole mutation run against the reference made above (about 10 min here)",
 }
 
 # (page, regular expression over a command line, replacement, why); "*" is every page
@@ -98,6 +106,10 @@ FIXTURES = [
     ("*", r"^(python scripts/gate_study\.py)(?!.*--worlds)", r"\1 --worlds 2", STUDY),
     ("*", r"--worlds \d+", "--worlds 2", STUDY),
     ("validation-gate.md", r"--seeds 60000-60019", "--seeds 60000-60019 --dataset .scratch/rows.jsonl", STUDY),
+    ("mutate.md", r"^(python evals/mutate\.py --version v3 --markdown mutate\.md)$", r"\1 --operators switch",
+     "every mutant of v3 is ~10 min of gates: the switches' two mutants run the same path"),
+    ("mutate.md", r"^(evals mutate --agent examples\.faq_bot:target .*thresholds\.toml)", r"\1 --operators switch",
+     "the FAQ bot's 37 mutants take minutes: its switch's mutant runs the same path"),
 ]
 # rows on which every scorer has a verdict and v3's runs pass each bar (a calibration needs both)
 ROWS = "status|eta|not_returnable|refund_ok|refund_over_limit|internal_notes|apology|refund_already_refunded_a1007"
