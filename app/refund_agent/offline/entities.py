@@ -184,21 +184,26 @@ def currency_of(word: str) -> str | None:
 
 
 def _number(text: str) -> float:
-    if re.search(r",\d{1,2}$", text):
-        return float(text.replace(",", "."))
+    if re.search(r",\d{1,2}$", text):  # a decimal comma: "12,50", "1.234,56" (its dots group thousands)
+        return float(text.replace(".", "").replace(",", "."))
     return float(text.replace(",", ""))
 
 
 def _amounts(text: str, taken: list[tuple[int, int]]) -> list[Amount]:
     found: list[Amount] = []
-    spans: list[tuple[int, int]] = []
+    # inside[p]: p is in a taken or found span. A match overlaps one when its first or last
+    # character is inside (s <= start < e or s < end <= e); checking every span for every
+    # match cost the square of the number of amounts ("$1 " * 20000).
+    inside = bytearray(len(text) + 1)
+    for s, e in taken:
+        inside[s:e] = b"\x01" * (e - s)
     for pattern in _AMOUNT_PATTERNS:
         for m in pattern.finditer(text):
-            if any(s <= m.start() < e or s < m.end() <= e for s, e in spans + taken):
+            if inside[m.start()] or inside[m.end() - 1]:
                 continue
             cur = currency_of(m.group("sym") if "sym" in m.groupdict() and m.group("sym") else m.group("word"))
             found.append(Amount(_number(m.group("num")), cur, m.start()))
-            spans.append(m.span())
+            inside[m.start():m.end()] = b"\x01" * (m.end() - m.start())
     found.sort(key=lambda a: a.start)
     return found
 

@@ -18,12 +18,13 @@ from . import certainty, clauses
 from .entities import Entities, extract, order_mentions
 from .lexicon import gloss
 from .numbers import words_to_digits
+from .scan import gaps
 
 ACTIONS = ("refund", "cancel", "address", "discount", "ticket_create", "escalate", "email_send", "delete")
 
 
 def _rx(pattern: str) -> re.Pattern:
-    return re.compile(pattern, re.I)
+    return re.compile(gaps(pattern), re.I)  # sentence gaps bounded: scan.GAP
 
 
 # --- actions ------------------------------------------------------------------
@@ -72,13 +73,18 @@ ESCALATE = _rx(r"\bescalat|(?<!i'll )(?<!i will )(?<!we'll )\b(?:speak|talk|chat
                r"|\bput me through\b|\b(?:transfer|connect|forward) me (?:to|with)\b"
                r"|(?<!i'll )(?<!i will )(?<!we'll )\b(?:speak|talk) (?:to|with) (?:someone|somebody|anyone|anybody)\b"
                r"(?! (?:at home|here|else at home|in my family))"
-               r"|" + _ASK_FOR + _REAL + r"|(?:^|(?<=[.!?,] ))\W*(?:(?:a|an) )?" + _REAL
+               # at most 32 marks between a sentence's start and "a real person" (every start in
+               # a run of ", , , ..." read the rest of the run)
+               r"|" + _ASK_FOR + _REAL + r"|(?:^|(?<=[.!?,] ))\W{0,32}(?:(?:a|an) )?" + _REAL
                + r"\W*(?:please|pls|plz|now|asap|!|$)"
                r"|\b(?:get|want|need|give) (?:me )?(?:a|an|the|your|some) (?:real |actual |live )?" + _PERSON +
                r"|(?<!i'm )(?<!i am )(?<!\bas )(?<!this is )\b(?:a|an|your|the) (?:manager|supervisor|human)\b"
                r"\W*(?:please|pls|plz|now|asap|!|$)")
 EMAIL_TO_ANY = _rx(r"\be-?mail\s+\w|\b(?:send|shoot|drop)\s+\w+(?: \w+)?\s+(?:an?\s+)?(?:confirmation|e-?mail|note|message)")
-EMAIL_SEND = _rx(r"^(?:\W*(?:please|pls|can you|could you|kindly|go ahead and|now)\s+)*e-?mail\b"
+# `\s++` (possessive): with `\s+` the spaces between two courtesies could be split between it and
+# the next `\W*` in every way, so "please  " * 30 with no "email" after tried 2**30 of them.
+# Nothing after the spaces can start with one, so giving none back changes no match.
+EMAIL_SEND = _rx(r"^(?:\W*(?:please|pls|can you|could you|kindly|go ahead and|now)\s++)*e-?mail\b"
                  r"|\b(?:send|shoot|drop|fire off)\b[^.?!]*\b(?:e-?mails?|messages?|notes?|newsletter)\b"
                  r"|\be-?mail (?:every|all|each|our|the whole|everyone)\b|\bmass[- ]e-?mail|\be-?mail blast"
                  r"|\bnewsletter\b")
@@ -311,7 +317,7 @@ def _questions(t: str, low: str, e: Entities) -> list[str]:
     if HOURS.search(low) and (STORE.search(low) or (e.cities and not e.orders)) and not TICKET_CREATE.search(low):
         q.append("hours")
     several = len(e.skus) + len(e.products) >= 2
-    if has_product and (RECOMMEND.search(low) and (several or not re.fullmatch(r".*\bor\b[^.?!]*\?.*", low))):
+    if has_product and (RECOMMEND.search(low) and (several or not _OR_QUESTION.fullmatch(low))):
         q.append("recommend")
     else:
         if has_product and STOCK.search(low):
@@ -336,6 +342,9 @@ def _questions(t: str, low: str, e: Entities) -> list[str]:
     if "tier" in q and "status" in q and not has_order:
         q.remove("status")
     return q
+
+
+_OR_QUESTION = re.compile(gaps(r".*\bor\b[^.?!]*\?.*"))  # "this one or that one?"
 
 
 ACTION_RX = {"refund": REFUND, "cancel": CANCEL, "address": ADDRESS, "discount": DISCOUNT,

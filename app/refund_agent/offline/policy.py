@@ -24,6 +24,8 @@ from typing import Literal
 
 from loguru import logger
 
+from .scan import gaps
+
 
 # --- typed rules ---------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -209,7 +211,7 @@ def _money(s: str) -> tuple[float, str] | None:
 
 
 def _any(s: str, pattern: str) -> bool:
-    return re.search(pattern, s) is not None
+    return re.search(gaps(pattern), s) is not None  # sentence gaps bounded: scan.GAP
 
 
 # --- polarity ----------------------------------------------------------------------------

@@ -12,6 +12,25 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+# A pattern like `\bchange\b[^.?!]*\baddress\b` is retried at every "change" and each try reads
+# to the sentence's end: "change " * 9000 in one sentence took seconds. Such gaps are read at most
+# GAP characters (gaps() rewrites `[^...]*` as `[^...]{0,GAP}`): longer than any sentence of the
+# dataset, the tests and the prompts (the longest is under 460 characters), so their answers are
+# those of the unbounded patterns (tests/test_offline_linear.py checks that on all of them).
+GAP = 500
+_GAP = re.compile(r"(\[\^(?:\\.|[^\]\\])+\])\*")
+
+
+BOUNDED: dict[str, str] = {}  # every pattern gaps() was given -> what it made of it (tests compare them)
+
+
+def gaps(pattern: str) -> str:
+    """The pattern with every negated class repeated `*` bounded to GAP characters."""
+    out = BOUNDED.get(pattern)
+    if out is None:
+        out = BOUNDED[pattern] = _GAP.sub(lambda m: f"{m.group(1)}{{0,{GAP}}}", pattern)
+    return out
+
 EMAIL_PATTERN = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 _LOCAL_RUN = re.compile(r"[\w.+-]+")  # the characters an email's local part is made of
 
@@ -67,3 +86,30 @@ class Scan:
             out += [text[last:m.start()], repl(m) if callable(repl) else m.expand(repl)]
             last = m.end()
         return "".join(out) + text[last:]
+
+
+class RunStarts:
+    """finditer of `pattern`, some of whose alternatives start with `\\s+`: each was retried at
+    every position of a run of spaces, reading to its end ("refund" + " " * 16_000 took
+    seconds). `guarded` is the same pattern with `(?<!\\s)` before those alternatives, so they
+    are tried only where a run starts. From inside a run such an alternative matches exactly
+    when it does from the run's start, which is tried first, so the matches are the same;
+    only where scanning resumes inside a run (after a match that ended in one, or at `pos`)
+    is the plain pattern tried once."""
+
+    def __init__(self, pattern: str, guarded: str, flags: int = 0):
+        self.plain = re.compile(pattern, flags)
+        self.guarded = re.compile(guarded, flags)
+        self.pattern = pattern
+
+    def finditer(self, text: str, pos: int = 0, endpos: int | None = None) -> Iterator[re.Match]:
+        end = len(text) if endpos is None else endpos
+        while True:
+            m = self.plain.match(text, pos, end) if 0 < pos < end and text[pos - 1].isspace() else None
+            m = m or self.guarded.search(text, pos, end)
+            if m is None:
+                return
+            if m.end() == m.start():
+                raise ValueError(f"RunStarts: {self.pattern!r} matched the empty string")
+            yield m
+            pos = m.end()
