@@ -150,6 +150,29 @@ def test_amounts_are_those_the_pairwise_overlap_check_found():
     assert len(entities._amounts(many, [])) == 20_000
 
 
+def _plain_bare_numbers(text):
+    e = entities.extract(text)
+    taken = [(s, en) for _, s, en, _ in entities.order_mentions(text)]
+    out = []
+    for m in entities._BARE_NUM.finditer(text):
+        if any(s <= m.start() < en for s, en in taken) or any(m.start() <= a.start <= m.end() for a in e.amounts):
+            continue
+        if any(a.start <= m.start() <= a.start + 12 for a in e.amounts):
+            continue
+        out.append(entities._number(m.group("num")))
+    return out
+
+
+def test_bare_numbers_are_those_the_pairwise_checks_found():
+    rng = random.Random(17)
+    parts = ["$", "1", "25", ".", ",", " ", "eur ", "A-1001", "x", "  ", "100 ", "days"]
+    for _ in range(10_000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randrange(14)))
+        if not entities.CUSTOMER_RE.search(text) and not entities.DATE_RE.search(text):  # only order ids taken
+            assert entities.extract(text).bare_numbers == _plain_bare_numbers(text), text
+    assert len(entities.extract("$1 2 " * 10_000).bare_numbers) == 0  # each 2 is within 12 of an amount
+
+
 def _plain_negated(clause_gloss: str, at: int) -> bool:
     if clauses._WHY.match(clause_gloss):
         return False
@@ -192,3 +215,35 @@ def test_64k_of_what_used_to_take_minutes_is_answered(text):
     assert len(text) >= 60_000
     turn = understand(text)  # used to take minutes to hours; a regression shows here as a hang
     assert isinstance(turn.actions, list)
+
+
+def _plain_nearest(spans, start, end):
+    def gap(span):
+        s, e = span
+        return start - e if e <= start else (s - end if s >= end else 0)
+    best = min(((gap(sp), oid) for oid, sps in spans.items() for sp in sps), default=None)
+    return best[1] if best else None
+
+
+def _plain_same_clause(text, amount):
+    start = max((m.end() for m in re.finditer(r"[.?!;\n]\s", text[:amount.start])), default=0)
+    end = next((amount.start + m.start() for m in re.finditer(r"[.?!;\n](?:\s|$)", text[amount.start:])), len(text))
+    ids = {"A-" + next(g for g in m.groups() if g) for m in entities.ORDER_RE.finditer(text[start:end])}
+    return ids.pop() if len(ids) == 1 else None
+
+
+def test_the_order_an_amount_is_tied_to_is_found_as_by_reading_every_mention():
+    from app.refund_agent.offline import request
+
+    rng = random.Random(21)
+    parts = ["A-1001", "A-1002", "a1003", "#1004", "order 1005", " ", ". ", "!", ";", "\n", "$5", "10 eur", ",", "x",
+             "and", "  "]
+    for _ in range(10_000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randrange(14)))
+        spans, where = request._order_spans(text), request._Sentences(text)
+        for a in entities.extract(text).amounts:
+            assert where.only_order(a) == _plain_same_clause(text, a), (text, a)
+            assert request._nearest(spans, a.start, a.start + 1) == _plain_nearest(spans, a.start, a.start + 1), text
+        for s in range(0, len(text), 3):
+            e = s + rng.randrange(1, 12)
+            assert request._nearest(spans, s, e) == _plain_nearest(spans, s, e), (text, s, e)

@@ -7,6 +7,7 @@ No Northwind data lives here: names, SKUs and products are resolved with tools.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from .lexicon import lexicon_word
@@ -196,7 +197,7 @@ def _amounts(text: str, taken: list[tuple[int, int]]) -> list[Amount]:
     # match cost the square of the number of amounts ("$1 " * 20000).
     inside = bytearray(len(text) + 1)
     for s, e in taken:
-        inside[s:e] = b"\x01" * (e - s)
+        inside[s:e] = b"\x01" * max(0, e - s)
     for pattern in _AMOUNT_PATTERNS:
         for m in pattern.finditer(text):
             if inside[m.start()] or inside[m.end() - 1]:
@@ -354,11 +355,16 @@ def extract(text: str) -> Entities:
     e.cities = _cities(text, low)
     e.countries = _countries(text, low)
     e.amounts = _amounts(text, taken)
-    amount_spans = [(a.start, a.start + 1) for a in e.amounts]
+    # A bare number inside a taken span, holding an amount's start, or up to 12 characters after
+    # one is not bare. Looked up by position (every span and amount per number cost the square).
+    in_taken = bytearray(len(text) + 1)
+    for s, en in taken:
+        in_taken[s:en] = b"\x01" * max(0, en - s)
+    starts = [a.start for a in e.amounts]  # sorted
     for m in _BARE_NUM.finditer(text):
-        if any(s <= m.start() < en for s, en in taken) or any(m.start() <= a.start <= m.end() for a in e.amounts):
+        if in_taken[m.start()] or bisect_right(starts, m.end()) > bisect_left(starts, m.start()):
             continue
-        if any(s <= m.start() <= s + 12 for s, _ in amount_spans):
+        if bisect_right(starts, m.start()) > bisect_left(starts, m.start() - 12):
             continue
         e.bare_numbers.append(_number(m.group("num")))
     target = TARGET_CUR_RE.search(text)
