@@ -64,6 +64,17 @@ def test_bounded_sentence_gaps_match_as_the_unbounded_patterns_on_every_message(
             assert _spans(bounded.finditer(t)) == _spans(plain.finditer(t)), (plain.pattern, t)
 
 
+def test_an_amounts_digits_read_at_most_40_characters_match_as_before_on_every_message():
+    plain = re.compile(intents.REFUND.pattern.replace(r"[\d.,]{0,40}", r"[\d.,]*"), re.I)
+    assert plain.pattern != intents.REFUND.pattern
+    texts = _corpus()
+    texts += [gloss(t) for t in texts if len(t) < 2000]
+    for t in texts:
+        assert _spans(intents.REFUND.finditer(t)) == _spans(plain.finditer(t)), t
+    # a longer run of digits is an amount made of its last 41
+    assert intents.REFUND.search("1" * 45 + " eur back").start() == 4 and plain.search("1" * 45 + " eur back").start() == 0
+
+
 def test_a_gap_longer_than_the_bound_is_not_read():
     near = "please change " + "x " * 100 + "the address"
     far = "please change " + "x " * 300 + "the address"
