@@ -206,8 +206,8 @@ def profile(shape: str, n: int) -> None:
 
 
 def served(shapes: list[str], size: int, rounds: int) -> None:
-    """Through the emulator (default workers): a `size`-character chat of each shape from one
-    client and, once the server has handed it to a model worker, a small request from another;
+    """Through the emulator (default workers): a `size`-byte chat body (system prompt, tools and a
+    message of the shape) from one client and, once the server has handed it to a model worker, a small request from another;
     wall seconds of each, as a client sees them."""
     import select
     import subprocess
@@ -235,7 +235,8 @@ def served(shapes: list[str], size: int, rounds: int) -> None:
               f"the small request sent once the big one is in work)")
         for shape in shapes:
             for _ in range(rounds):
-                big = body(SHAPES[shape](size))
+                big = body("")
+                big = body(SHAPES[shape](size - len(json.dumps(big))))  # the whole body is `size` bytes (ASCII shapes)
                 got: dict = {}
 
                 def post_big(big=big, got=got):
@@ -265,8 +266,8 @@ def main() -> int:
     p.add_argument("--shapes", default=",".join(SHAPES))
     p.add_argument("--stop-after", type=float, default=10.0)
     p.add_argument("--profile", metavar="SHAPE:SIZE", help="where the time of one input goes")
-    p.add_argument("--served", action="store_true", help="through the emulator: the largest size of each shape "
-                   "from one client, a small request from another while it is in work")
+    p.add_argument("--served", action="store_true", help="through the emulator: a body of the largest size (bytes) "
+                   "with each shape from one client, a small request from another while it is in work")
     p.add_argument("--rounds", type=int, default=3, help="--served: requests per shape")
     a = p.parse_args()
     if a.profile:

@@ -79,7 +79,7 @@ def test_a_gap_longer_than_the_bound_is_not_read():
     near = "please change " + "x " * 100 + "the address"
     far = "please change " + "x " * 300 + "the address"
     assert intents.ADDRESS.search(near) and not intents.ADDRESS.search(far)
-    assert scan.gaps(r"\ba\b[^.?!]*\bb|[^\S\n]*x|[a-z]*") == rf"\ba\b[^.?!]{{0,{scan.GAP}}}\bb|[^\S\n]{{0,{scan.GAP}}}x|[a-z]*"
+    assert scan.gaps(r"\ba\b[^.?!]*\bb|[^\S\n]*x|[a-z]*|[^,]*") == rf"\ba\b[^.?!]{{0,{scan.GAP}}}\bb|[^\S\n]*x|[a-z]*|[^,]{{0,{scan.GAP}}}"
 
 
 PIECES = [" ", "  ", "\t", "\n", "\n ", ".", "!", ";", "-", "–", "...", "1) ", "2)", ",", ", ", "and", "AND", "but",
