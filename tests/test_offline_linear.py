@@ -258,3 +258,49 @@ def test_the_order_an_amount_is_tied_to_is_found_as_by_reading_every_mention():
         for s in range(0, len(text), 3):
             e = s + rng.randrange(1, 12)
             assert request._nearest(spans, s, e) == _plain_nearest(spans, s, e), (text, s, e)
+
+
+def _plain_gloss(text):
+    from app.refund_agent.offline import lexicon
+
+    low = text.lower().replace("’", "'").replace("¿", " ").replace("¡", " ")
+    for pattern, english in lexicon._COMPILED:
+        low = pattern.sub(english, low)
+    return lexicon._TOKEN.sub(lambda m: lexicon.correct(m.group(0)), low)
+
+
+def test_the_gloss_and_the_place_names_are_those_of_every_pattern_tried_on_every_message():
+    from app.refund_agent.offline import lexicon
+
+    texts = _corpus()
+    rng = random.Random(23)
+    words = [w for p, _ in lexicon._PHRASES for w in re.findall(r"[a-zäöüßéèêàç' ]{2,}", p)] + \
+        ["paris", "new york", "germany", "états-unis", "laptop", " ", ", ", "ſ", "K", "İ", "A-1001"]
+    texts += ["".join(rng.choice(words) for _ in range(rng.randrange(12))) for _ in range(5_000)]
+    assert sum(n is not None for n in lexicon._NEEDLES) >= 50  # phrases of plain words, tried only when present
+    for t in texts:
+        assert lexicon.gloss.__wrapped__(t) == _plain_gloss(t), t
+        low = t.lower()
+        assert entities._countries(t, low) == _plain_countries(t, low), t
+        assert entities._cities(t, low) == _plain_cities(t, low), t
+        assert entities._products(low) == _plain_products(low), t
+
+
+def _plain_countries(text, low):
+    found = [(m.start(), code) for name, code in entities.COUNTRIES.items() if (m := re.search(rf"\b{name}\b", low))]
+    found += [(m.start(), entities.COUNTRY_CODES[m.group(1)]) for m in re.finditer(r"\b([A-Z]{2,3})\b", text)
+              if m.group(1) in entities.COUNTRY_CODES]
+    found += [(m.start(), entities.COUNTRY_CODES[m.group(1).upper()]) for m in entities._ANY_CASE_CODE.finditer(text)]
+    return entities._uniq(code for _, code in sorted(found))
+
+
+def _plain_cities(text, low):
+    out = [m.group(1) for m in re.finditer(r"\b(?:the\s+)?([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\s+(?:store|shop|branch)\b", text)
+           if m.group(1).lower() not in ("the", "your", "our", "which", "what", "northwind")]
+    out += [m.group(1) for m in re.finditer(r"\b(?:store|shop|branch)\s+in\s+([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)", text)]
+    out += [c.title() for c in entities.KNOWN_CITIES if re.search(rf"\b{c}\b", low)]
+    return entities._uniq(out)
+
+
+def _plain_products(low):
+    return entities._uniq(q for w, q in entities.PRODUCT_WORDS.items() if re.search(rf"\b{re.escape(w)}\b", low))

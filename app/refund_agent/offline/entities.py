@@ -279,12 +279,28 @@ def _loose_names(low: str) -> list[str]:
     return _uniq(out)
 
 
+def _word_patterns(words, escape: bool) -> list[re.Pattern]:
+    """One compiled `\bword\b` per word, made once: every clause of a message is searched for
+    every product, city and country, and building each pattern anew cost more than the search."""
+    return [re.compile(rf"\b{re.escape(w) if escape else w}\b") for w in words]
+
+
+def _literal(word: str, escape: bool) -> str | None:
+    """The substring `\\bword\\b` cannot match without (a cheap test first), or None when the
+    word is a pattern of its own."""
+    return word if escape or re.escape(word) == word.replace(" ", "\\ ") else None
+
+
+_PRODUCT_RX: list[tuple[re.Pattern, str, str]] = []
+_CITY_RX: list[tuple[re.Pattern, str, str | None]] = []
+_COUNTRY_RX: list[tuple[re.Pattern, str, str | None]] = []
+
+
 def _products(low: str) -> list[str]:
-    out = []
-    for word, query in PRODUCT_WORDS.items():
-        if re.search(rf"\b{re.escape(word)}\b", low):
-            out.append(query)
-    return _uniq(out)
+    if not _PRODUCT_RX:
+        _PRODUCT_RX.extend(zip(_word_patterns(PRODUCT_WORDS, True), PRODUCT_WORDS.values(), PRODUCT_WORDS,
+                               strict=True))
+    return _uniq(query for rx, query, word in _PRODUCT_RX if word in low and rx.search(low))
 
 
 def _cities(text: str, low: str) -> list[str]:
@@ -294,16 +310,20 @@ def _cities(text: str, low: str) -> list[str]:
             out.append(m.group(1))
     for m in re.finditer(r"\b(?:store|shop|branch)\s+in\s+([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)", text):
         out.append(m.group(1))
-    for city in KNOWN_CITIES:
-        if re.search(rf"\b{city}\b", low):
-            out.append(city.title())
+    if not _CITY_RX:
+        _CITY_RX.extend(zip(_word_patterns(KNOWN_CITIES, False), KNOWN_CITIES,
+                            [_literal(c, False) for c in KNOWN_CITIES], strict=True))
+    out += [city.title() for rx, city, lit in _CITY_RX if (lit is None or lit in low) and rx.search(low)]
     return _uniq(out)
 
 
 def _countries(text: str, low: str) -> list[str]:
     found = []
-    for name, code in COUNTRIES.items():
-        m = re.search(rf"\b{name}\b", low)
+    if not _COUNTRY_RX:
+        _COUNTRY_RX.extend(zip(_word_patterns(COUNTRIES, False), COUNTRIES.values(),
+                               [_literal(c, False) for c in COUNTRIES], strict=True))
+    for rx, code, lit in _COUNTRY_RX:
+        m = rx.search(low) if lit is None or lit in low else None
         if m:
             found.append((m.start(), code))
     for m in re.finditer(r"\b([A-Z]{2,3})\b", text):
