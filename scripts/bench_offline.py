@@ -234,9 +234,11 @@ def served(shapes: list[str], size: int, rounds: int) -> None:
         print(f"{'shape':13s} {'body':>9s} {'big s':>7s} {'small s':>8s}   (wall seconds through HTTP; "
               f"the small request sent once the big one is in work)")
         for shape in shapes:
-            for _ in range(rounds):
-                big = body("")
-                big = body(SHAPES[shape](size - len(json.dumps(big))))  # the whole body is `size` bytes (ASCII shapes)
+            for k in range(rounds):
+                # the whole body is `size` bytes (ASCII shapes); each round's text its own (a worker
+                # that saw the same text before answers from its caches)
+                head = f"round {n} of {shape}: "
+                big = body(head + SHAPES[shape](size - len(json.dumps(body(head)))))
                 got: dict = {}
 
                 def post_big(big=big, got=got):

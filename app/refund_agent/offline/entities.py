@@ -184,8 +184,11 @@ def currency_of(word: str) -> str | None:
     return SYMBOLS.get(w) or CURRENCY_WORDS.get(w)
 
 
+_DECIMAL_COMMA = re.compile(r",\d{1,2}$")
+
+
 def _number(text: str) -> float:
-    if re.search(r",\d{1,2}$", text):  # a decimal comma: "12,50", "1.234,56" (its dots group thousands)
+    if _DECIMAL_COMMA.search(text):  # a decimal comma: "12,50", "1.234,56" (its dots group thousands)
         return float(text.replace(".", "").replace(",", "."))
     return float(text.replace(",", ""))
 

@@ -29,10 +29,11 @@ def _rx(pattern: str) -> re.Pattern:
 
 # --- actions ------------------------------------------------------------------
 # An amount's digits are read at most 40 characters on ("1,234,567.89" is 12): `\d[\d.,]*` was
-# retried at every digit of a run of "1.1.1..." and read to its end each time.
+# retried at every digit of a run of "1.1.1..." and read to its end each time. Possessive (`+`):
+# what follows (a space, a currency, a gap to "back") never needs digits given back.
 REFUND = _rx(r"\brefund(?:s|ing)?\b(?!\s+polic)|\bmoney back\b|\breimburs|\bpay (?:me|us|them|her|him) back\b"
              r"|\b(?:want|need|like|get|have)\b[^.?!]{0,40}\brefunded\b|\b(?:money|cash|penny|cent)\b[^.?!]{0,30}\bback\b"
-             r"|(?:[$€£]\s?\d[\d.,]{0,40}|\d[\d.,]{0,40}\s?(?:[€£$]|euros?|eur|dollars?|usd|bucks|pounds?|quid|gbp|sgd))"
+             r"|(?:[$€£]\s?\d[\d.,]{0,40}+|\d[\d.,]{0,40}+\s?(?:[€£$]|euros?|eur|dollars?|usd|bucks|pounds?|quid|gbp|sgd))"
              r"[^.?!]{0,25}\bback\b|\b(?:half|third|quarter)\b[^.?!]{0,40}\bback\b"
              r"|\b(?:give|pay)\s+(?:\w+\s+){0,3}back\b|\bif you (?:could |would |can )?refunded\b"
              r"|\bgive (?:me|them|her|him|the customer) (?:a |their |his |her |my )?(?:money|refund)"

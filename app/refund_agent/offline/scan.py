@@ -2,10 +2,13 @@
 
 CPython's regex engine retries a pattern from every start position, so `[\\w.+-]+@...`
 (an email) costs the square of any long run of word characters that has no "@" after it:
-"x" * 16_000 took seconds. Here a match may only start where one can: an email starts in
-the run of local-part characters right before an "@", at the run's start or where the
-previous match ended, and nowhere else. The matches (and so every answer) are exactly those
-of the plain patterns; tests/test_offline_scan.py checks that on generated texts.
+"x" * 16_000 took seconds. Scan: an email may only start in the run of local-part characters
+right before an "@", at the run's start or where the previous match ended, and nowhere else.
+RunStarts: alternatives that start with `\\s+` are tried only where a run of spaces starts.
+Both find exactly the matches of the plain patterns (tests/test_offline_scan.py and
+tests/test_offline_linear.py check that on generated texts). gaps() bounds the sentence gaps
+of the intent patterns instead: the same matches on every message the model is evaluated and
+tested on, not on sentences longer than GAP.
 """
 from __future__ import annotations
 
@@ -47,6 +50,8 @@ class Scan:
 
     def _emails(self, text: str, pos: int) -> Iterator[re.Match]:
         """Email matches from pos on, each at the first place in its run it can start."""
+        if text.find("@", pos) < 0:  # no "@" left: no email, and no run to walk through
+            return
         for run in _LOCAL_RUN.finditer(text, pos):
             if text.startswith("@", run.end()):
                 m = self.email.match(text, max(run.start(), pos))
