@@ -234,7 +234,7 @@ def served(shapes: list[str], size: int, rounds: int) -> None:
         print(f"{'shape':13s} {'body':>9s} {'big s':>7s} {'small s':>8s}   (wall seconds through HTTP; "
               f"the small request sent once the big one is in work)")
         for shape in shapes:
-            for k in range(rounds):
+            for _ in range(rounds):
                 # the whole body is `size` bytes (ASCII shapes); each round's text its own (a worker
                 # that saw the same text before answers from its caches)
                 head = f"round {n} of {shape}: "
