@@ -304,3 +304,19 @@ def _plain_cities(text, low):
 
 def _plain_products(low):
     return entities._uniq(q for w, q in entities.PRODUCT_WORDS.items() if re.search(rf"\b{re.escape(w)}\b", low))
+
+
+def test_numbers_start_where_their_digits_do_with_the_same_matches():
+    cases = [(policy._MONEY, policy._MONEY.pattern.replace(r"|(?<!\d)(?P<n2>", r"|(?P<n2>"), re.I),
+             (policy._DAYS, r"(\d+)\s*days", 0),
+             (intents.QUOTED_DAYS, r"(\d+)[- ]?days?", re.I)]
+    rng = random.Random(29)
+    parts = ["1", "25", ".", ",", " ", "eur", "usd ", "$", "days", "day", "-", "x", "us dollars", "\n"]
+    for guarded, plain_pattern, flags in cases:
+        plain = re.compile(plain_pattern, flags)
+        assert plain.pattern != guarded.pattern
+        for _ in range(20_000):
+            text = "".join(rng.choice(parts) for _ in range(rng.randrange(14)))
+            assert _spans(guarded.finditer(text)) == _spans(plain.finditer(text)), (text, plain_pattern)
+            assert guarded.findall(text) == plain.findall(text)
+    assert policy.parse_policy("1" * 65_000) is not None  # a prompt of digits took minutes

@@ -195,7 +195,7 @@ QUOTED_POLICY = _rx(r"\b(?:your|the|store'?s?|company'?s?|northwind'?s?|official
                     r"lets?|is|are|gives?|promises?|covers?|mentions?)\b|\baccording to (?:your|the)\b"
                     r"|\b(?:policy|terms)\b[^.?!]*\b\d+\s*(?:days|usd|eur|dollars)\b|\b\d+[- ]day (?:return|refund|money)"
                     r"|\bnew policy\b|\bpolicy (?:was |has been )?(?:changed|updated)\b")
-QUOTED_DAYS = _rx(r"(\d+)[- ]?days?")
+QUOTED_DAYS = _rx(r"(?<!\d)(\d+)[- ]?days?")  # a number starts where its digits do (policy._MONEY)
 QUOTED_LIMIT = _rx(r"(?:up to|limit (?:is|of)|maximum (?:is|of)?|max)\s*(?:[$€£])?\s*(\d+(?:\.\d+)?)")
 PRESSURE = _rx(r"\banyway\b|\banyhow\b|\bjust (?:do|refund|process|cancel|approve|send|change) (?:it|this|that)\b"
                r"|\bmake an exception\b|\bonly (?:a few|a couple(?: of)?|\d+|one|two|three|four|five) days?\b"
