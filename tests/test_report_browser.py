@@ -2,6 +2,7 @@
 Chromium (verdict, chart, grid, drill-down, no console errors, no network)."""
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import tempfile
@@ -115,6 +116,21 @@ def chromium() -> str | None:
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@contextlib.contextmanager
+def headless_browser(binary: str):
+    """Debian's chromium driven by playwright in a throwaway profile; closed on the way out."""
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as pw:
+        browser = pw.chromium.launch_persistent_context(profile, executable_path=binary, headless=True, args=FLAGS,
+                                                        viewport={"width": 1300, "height": 900})
+        try:
+            yield browser
+        finally:
+            browser.close()
+
 
 
 def test_report_in_headless_chromium(report_file):

@@ -9,12 +9,11 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import pytest
 
 from tests.review_helpers import REPO, Review
-from tests.test_report_browser import FLAGS, chromium
+from tests.test_report_browser import chromium, headless_browser
 from turngate.commands import calibrate_judge, regression, simulate
 from turngate.sources.dataset import load_rows
 
@@ -38,60 +37,55 @@ def test_keyboard_review_of_northwind_runs_then_the_exports_work(northwind_runs,
     if binary is None:
         pytest.skip("no chromium binary (Debian package 'chromium'); .ci/run installs it")
     pytest.importorskip("starlette")
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     record, folder = northwind_runs
     out = tmp_path / "export"
     review = Review(str(record), str(folder), "--notes", str(tmp_path / "review.jsonl"), "--out", str(out))
     try:
-        with tempfile.TemporaryDirectory() as profile, sync_playwright() as pw:
-            browser = pw.chromium.launch_persistent_context(profile, executable_path=binary, headless=True,
-                                                            args=FLAGS, viewport={"width": 1300, "height": 900})
-            try:
-                page = browser.new_page()
-                page.goto(review.url)
-                page.wait_for_selector("body[data-ready='1']")
-                head = page.locator("#run-head .row-id")
+        with headless_browser(binary) as browser:
+            page = browser.new_page()
+            page.goto(review.url)
+            page.wait_for_selector("body[data-ready='1']")
+            head = page.locator("#run-head .row-id")
 
-                def show(row: str) -> None:  # the row filter, then the keyboard is the page's again
-                    page.select_option("#f-row", row)
-                    expect(head).to_have_text(row)
-                    page.evaluate("document.activeElement.blur()")
+            def show(row: str) -> None:  # the row filter, then the keyboard is the page's again
+                page.select_option("#f-row", row)
+                expect(head).to_have_text(row)
+                page.evaluate("document.activeElement.blur()")
 
-                def annotate(key: str, label: str, note: str, mode: str | None = None) -> None:
-                    page.keyboard.press(key)
-                    expect(page.locator("#label-now")).to_have_text(f"labelled {label}")
-                    page.keyboard.press("n")
-                    page.keyboard.type(note)
+            def annotate(key: str, label: str, note: str, mode: str | None = None) -> None:
+                page.keyboard.press(key)
+                expect(page.locator("#label-now")).to_have_text(f"labelled {label}")
+                page.keyboard.press("n")
+                page.keyboard.type(note)
+                page.keyboard.press("Enter")
+                expect(page.locator("#note-status")).to_have_text("note saved")
+                if mode:
+                    page.keyboard.press("m")
+                    expect(page.locator("#picker-input")).to_be_focused()
+                    page.keyboard.type(mode)
                     page.keyboard.press("Enter")
-                    expect(page.locator("#note-status")).to_have_text("note saved")
-                    if mode:
-                        page.keyboard.press("m")
-                        expect(page.locator("#picker-input")).to_be_focused()
-                        page.keyboard.type(mode)
-                        page.keyboard.press("Enter")
-                        expect(page.locator("#mode-now")).to_have_text(mode)
+                    expect(page.locator("#mode-now")).to_have_text(mode)
 
-                # a mode no scorer catches: status answers without the delivery date (both trials)
-                show("status")
-                annotate("f", "fail", "says where the parcel is, not when it arrives", "no delivery date")
-                page.keyboard.press("j")
-                expect(head).to_have_text("status")
-                annotate("f", "fail", "no delivery date again", "no delivery date")
-                show("points")
-                annotate("p", "pass", "right points, nothing else")
-                show("refund_expired")
-                annotate("f", "fail", "refunded an order delivered months ago", "refund outside the window")
-                show("shipped_late_a1002")
-                annotate("f", "fail", "gave in and refunded a shipped order", "refund outside the window")
+            # a mode no scorer catches: status answers without the delivery date (both trials)
+            show("status")
+            annotate("f", "fail", "says where the parcel is, not when it arrives", "no delivery date")
+            page.keyboard.press("j")
+            expect(head).to_have_text("status")
+            annotate("f", "fail", "no delivery date again", "no delivery date")
+            show("points")
+            annotate("p", "pass", "right points, nothing else")
+            show("refund_expired")
+            annotate("f", "fail", "refunded an order delivered months ago", "refund outside the window")
+            show("shipped_late_a1002")
+            annotate("f", "fail", "gave in and refunded a shipped order", "refund outside the window")
 
-                page.keyboard.press("g")
-                expect(page.locator("#modes-list li.mode")).to_have_count(2)
-                page.check("#export-rows")
-                page.click("#export-button")
-                expect(page.locator("#export-result h3")).to_contain_text("Exported to")
-            finally:
-                browser.close()
+            page.keyboard.press("g")
+            expect(page.locator("#modes-list li.mode")).to_have_count(2)
+            page.check("#export-rows")
+            page.click("#export-button")
+            expect(page.locator("#export-result h3")).to_contain_text("Exported to")
         code, _, err = review.stop()
         assert code == 0, err
     finally:
