@@ -301,3 +301,22 @@ def test_the_budget_is_shared_out_up_front_in_mutant_order(tmp_path):
     run = asyncio.run(run_mutation(bot, "x", "base", found, settings, budget=13))  # a gate: 2 rows x 2 calls = 4
     assert run.baseline.calls == 4 and [o.result.status == "not run" for o in run.outcomes] == [False, False, True, True]
     assert run.spent <= 13 and run.outcomes[2].result.reason == "--max-model-calls 13: 4 spent before, 2 more gate(s) of about 4 fit"
+
+
+def test_workers_give_the_same_classes_as_in_process_for_mutants_rebuilt_in_each_worker(tmp_path):
+    """--workers 2: every gate's conversations in two worker processes that rebuild the target (and
+    each mutant, from TargetOptions.derive) from its spec; the classes are those of the in-process run,
+    the temperature-0 behaviour probe and the crashing mutant included."""
+    for spec, bot in (("tests.mutate_bot:target", mutate_bot.target), ("tests.mutate_bot:warm", mutate_bot.warm)):
+        found = mutants_of(bot.mutable())
+        runs = []
+        for workers in (1, 2):
+            settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                                    seeds=(0, 1), out=str(tmp_path / f"{workers}"), workers=workers)
+            runs.append(asyncio.run(run_mutation(bot, spec, "base", found, settings)))
+        local, pooled = ([(o.mutant.id, o.result.status, o.result.rows, o.calls) for o in r.outcomes] for r in runs)
+        assert pooled == local and {s for _, s, _, _ in local} >= {KILLED, EQUIVALENT, ERROR}
+        # the runs happened in the workers: each results file records them
+        from turngate.record.results import load_record
+
+        assert load_record(runs[1].baseline.results).meta.workers == 2

@@ -50,6 +50,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1,
                    help="mutants gated at once, in this process (a provider model's calls share one budget and "
                         "limiter; the offline model is CPU-bound: no faster). Default 1")
+    p.add_argument("--workers", type=int, default=1,
+                   help="run each gate's conversations in N worker processes (CPU-bound fast models), or N Ray "
+                        "workers with --executor ray; one pool for the whole run. Default 1")
+    p.add_argument("--executor", default="local", choices=["local", "ray"],
+                   help="where conversations run, as evals gate: local (this process, or --workers processes) or "
+                        "ray (RAY_ADDRESS's cluster, else a local Ray); one provider budget for the whole run")
     p.add_argument("--judge", default=project().value("judge"),
                    help="the policy judge, when the bars name policy_judge (default: [tool.turngate] judge)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per run before it fails as 'timeout'")
@@ -69,7 +75,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def check_args(a: argparse.Namespace) -> list[int]:
-    for name, low in (("parallelism", 1), ("max_model_calls", 1), ("jobs", 1)):
+    from turngate.jobs.executors import check_executor
+
+    for name, low in (("parallelism", 1), ("max_model_calls", 1), ("jobs", 1), ("workers", 1)):
         if getattr(a, name) is not None and getattr(a, name) < low:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
     cli.check_positive(a.timeout, "--timeout")
@@ -80,6 +88,7 @@ def check_args(a: argparse.Namespace) -> list[int]:
         raise ConfigError(f"--thresholds {a.thresholds}: no such bars file")
     if a.no_reference and a.reference:
         raise ConfigError("--reference and --no-reference: give one")
+    check_executor(a.executor)  # --executor ray without ray installed: one line, exit 2
     cli.check_out_dir(a.out)
     if a.markdown:
         cli.check_new_file(a.markdown, "--markdown", force=a.force, inputs=[a.dataset, a.thresholds])
@@ -148,7 +157,8 @@ def main(argv=None) -> int:
     a = parser().parse_args(argv)
     seeds = check_args(a)
     load_plugins()  # the project's expect keys and scorers, before any row is read
-    target = load_target(a.agent, TargetOptions(version=a.version, model=a.model, timeout=a.timeout))
+    options = TargetOptions(version=a.version, model=a.model, timeout=a.timeout)
+    target = load_target(a.agent, options)
     base = mutable_of(target, a.agent)
     made = mutants_of(base) + [edit_mutant(path, base) for path in a.edits or []]
     ids = [m.id for m in made]
@@ -161,7 +171,8 @@ def main(argv=None) -> int:
     reference = False if a.no_reference else a.reference
     settings = GateSettings(dataset=a.dataset, thresholds=a.thresholds, reference=reference, seeds=tuple(seeds),
                             parallelism=a.parallelism, judge=a.judge, timeout=a.timeout,
-                            out=str(Path(a.out) / "mutate"))
+                            out=str(Path(a.out) / "mutate"), workers=a.workers, executor=a.executor,
+                            options=options)
     Path(settings.out).mkdir(parents=True, exist_ok=True)
     version = version_of(target)
     with use_stderr() if a.json else contextlib.nullcontext():
