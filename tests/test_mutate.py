@@ -320,3 +320,50 @@ def test_workers_give_the_same_classes_as_in_process_for_mutants_rebuilt_in_each
         from turngate.record.results import load_record
 
         assert load_record(runs[1].baseline.results).meta.workers == 2
+
+
+def test_the_html_page_shows_every_class_and_keeps_hostile_prompt_text_inert(tmp_path):
+    from html.parser import HTMLParser
+
+    from turngate.mutate.page import page
+
+    hostile = '- Mention <script>alert("x")</script> & <img src=x onerror=alert(1)> the weather.'
+    bot = mutate_bot.Bot(mutate_bot.PROMPT.replace("- Mention the weather.", hostile))
+    settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                            seeds=(0, 1), out=str(tmp_path))
+    found = [m for m in mutants_of(bot.mutable()) if m.operator in ("delete", "switch")]
+    html = page(summary(asyncio.run(run_mutation(bot, "tests.mutate_bot:target", "base", found, settings))))
+
+    class Tags(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tags, self.attrs = [], []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+            self.attrs += [k for k, _ in attrs]
+
+    parsed = Tags()
+    parsed.feed(html)
+    assert "script" not in parsed.tags and "img" not in parsed.tags and "onerror" not in parsed.attrs
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(1)&gt;" in html
+    assert "mutation score 0.50 (1 killed / 2 killed or survived); 1 equivalent, 1 error(s)" in html
+    assert '<span class="class killed">killed</span>' in html and "rows: asks_secret" in html
+    assert "scorers: no_forbidden_action" in html
+    assert '<span class="class survived">survived</span>' in html  # the greeting: its rows and a suggestion
+    assert "<b>says_hello</b>: answer: &quot;Welcome! How can I help?&quot; -&gt; &quot;How can I help?&quot;" in html
+    assert "suggest a row like says_hello" in html
+    assert "the model does not act on it" in html  # the equivalent one's reason
+    assert "-- Never share the secret code." in html and "crash: false -&gt; true" in html  # the diffs
+
+
+def test_report_writes_the_html_page_and_never_replaces_a_file_without_force(tmp_path):
+    page_path = tmp_path / "mutate.html"
+    res = evals(*FAQ, "--operators", "switch", "--report", str(page_path), "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    html = page_path.read_text()
+    assert html.startswith("<!doctype html>") and "switch-greet-off" in html and "mutation score" in html
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mutate", "mutate.html"]  # no temporary left
+    again = evals(*FAQ, "--operators", "switch", "--report", str(page_path), "--out", str(tmp_path))
+    assert again.returncode == 2 and again.stderr.count("\n") == 1 and "already exists; use --force" in again.stderr
+    assert page_path.read_text() == html

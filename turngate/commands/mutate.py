@@ -1,6 +1,6 @@
 """Mutation testing of an agent's prompt and settings: which one-change edits would the gate not notice?
 
-    evals mutate --version v3 [--dry-run] [--max-model-calls N] [--json] [--markdown FILE]
+    evals mutate --version v3 [--dry-run] [--max-model-calls N] [--json] [--markdown FILE] [--report FILE.html]
     evals mutate --agent examples.faq_bot:target --dataset rows.jsonl --thresholds bars.toml
 
 Each mutant (a sentence deleted, a rule word weakened or negated, a number or unit changed, a list
@@ -70,7 +70,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="with --dry-run: also list every mutant's id and change")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout (the rest on stderr)")
     p.add_argument("--markdown", metavar="PATH.md", help="write the report as a Markdown section")
-    p.add_argument("--force", action="store_true", help="let --markdown replace an existing file")
+    p.add_argument("--report", metavar="PATH.html",
+                   help="write the report as a self-contained HTML page (every mutant's diff, rows and scorers)")
+    p.add_argument("--force", action="store_true", help="let --markdown and --report replace an existing file")
     return p
 
 
@@ -90,8 +92,11 @@ def check_args(a: argparse.Namespace) -> list[int]:
         raise ConfigError("--reference and --no-reference: give one")
     check_executor(a.executor)  # --executor ray without ray installed: one line, exit 2
     cli.check_out_dir(a.out)
-    if a.markdown:
-        cli.check_new_file(a.markdown, "--markdown", force=a.force, inputs=[a.dataset, a.thresholds])
+    for flag, path in (("--markdown", a.markdown), ("--report", a.report)):
+        if path:
+            cli.check_new_file(path, flag, force=a.force, inputs=[a.dataset, a.thresholds])
+    if a.markdown and a.report and Path(a.markdown).resolve() == Path(a.report).resolve():
+        raise ConfigError(f"--markdown and --report: both {a.markdown}; give two files")
     return seeds_from_args(a.seeds, a.trials)
 
 
@@ -145,10 +150,12 @@ def dry_run(a, target, mutants: list[Mutant], seeds: list[int]) -> list[str]:
 
 @cli.guarded
 def main(argv=None) -> int:
+    from turngate.core.atomic_write import write_atomic
     from turngate.core.plugins import load_plugins
     from turngate.jobs.target import load_target, version_of
     from turngate.mutate.edits import edit_mutant
     from turngate.mutate.operators import mutants_of
+    from turngate.mutate.page import page
     from turngate.mutate.protocol import mutable_of
     from turngate.mutate.report import markdown, print_report, summary
     from turngate.mutate.runner import GateSettings, run_mutation
@@ -184,8 +191,11 @@ def main(argv=None) -> int:
         data = summary(run)
         print_report(data)
         if a.markdown:
-            Path(a.markdown).write_text(markdown(data))
+            write_atomic(a.markdown, markdown(data), what="the Markdown report")
             console.print(f"markdown: {a.markdown}", markup=False, highlight=False)
+        if a.report:
+            write_atomic(a.report, page(data), what="the HTML report")
+            console.print(f"report: {a.report}", markup=False, highlight=False)
     if a.json:
         print(json.dumps(data))
     return cli.EXIT_PASS

@@ -79,6 +79,7 @@ class MutationRun:
     outcomes: list[Outcome] = field(default_factory=list)
     budget: int | None = None
     spent: int = 0
+    base: Any = None  # the target's Mutable as it stood: what each mutant's diff is against
 
 
 def calls_of(record: Record) -> int:
@@ -187,7 +188,8 @@ async def _run(target, where, version, mutants, settings, budget, progress, resu
         done = {}
         journal.start(path, baseline)
     calls = baseline.calls
-    run = MutationRun(agent, version, list(settings.seeds), settings, baseline, budget=budget, spent=calls)
+    run = MutationRun(agent, version, list(settings.seeds), settings, baseline, budget=budget, spent=calls,
+                      base=mutable)
     progress(f"baseline {version}: {baseline.line} ({baseline.runs} runs, {calls} model calls, "
              f"{time.perf_counter() - started:.1f} s)")
     by_index: dict[int, Outcome] = {}
