@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import sys
 from pathlib import Path
 
 from turngate.core import cli_support as cli
@@ -45,6 +46,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--edits", nargs="+", metavar="FILE.toml",
                    help="also these hand-made edits (instructions, switches, temperature; a version file as it "
                         "stands), mutants of operator 'edit'; `--operators edit` runs only them")
+    p.add_argument("--propose", type=int, metavar="N",
+                   help="also N edits proposed by a model (--proposer), mutants of operator 'llm': one call "
+                        "before the gates, not counted in --max-model-calls; invalid edits are listed and dropped")
+    p.add_argument("--proposer", metavar="MODEL",
+                   help="the model --propose asks: openai:<m> | orq:<provider/m> (default: --model when it is one)")
     p.add_argument("--mutants", nargs="+", metavar="ID", help="only the mutants whose id starts with one of these")
     p.add_argument("--parallelism", type=int, default=8, help="rows in flight at once in each gate (default 8)")
     p.add_argument("--jobs", type=int, default=1,
@@ -79,11 +85,15 @@ def parser() -> argparse.ArgumentParser:
 def check_args(a: argparse.Namespace) -> list[int]:
     from turngate.jobs.executors import check_executor
 
-    for name, low in (("parallelism", 1), ("max_model_calls", 1), ("jobs", 1), ("workers", 1)):
+    for name, low in (("parallelism", 1), ("max_model_calls", 1), ("jobs", 1), ("workers", 1), ("propose", 1)):
         if getattr(a, name) is not None and getattr(a, name) < low:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
     cli.check_positive(a.timeout, "--timeout")
     cli.check_keys(a.model, "--model")
+    if a.proposer and not a.propose:
+        raise ConfigError("--proposer: give --propose N, the number of edits to ask for")
+    if a.propose and not proposer(a):
+        raise ConfigError("--propose: name the model to ask with --proposer openai:<m> (or --model openai:<m>)")
     if not Path(a.dataset).is_file():
         raise ConfigError(f"--dataset {a.dataset}: no such dataset file")
     if not Path(a.thresholds).is_file():
@@ -98,6 +108,13 @@ def check_args(a: argparse.Namespace) -> list[int]:
     if a.markdown and a.report and Path(a.markdown).resolve() == Path(a.report).resolve():
         raise ConfigError(f"--markdown and --report: both {a.markdown}; give two files")
     return seeds_from_args(a.seeds, a.trials)
+
+
+def proposer(a: argparse.Namespace) -> str | None:
+    """The model --propose asks: --proposer, else --model when it is a provider's."""
+    if a.proposer:
+        return a.proposer
+    return a.model if a.model and a.model.split(":", 1)[0] in ("openai", "orq") else None
 
 
 def chosen(mutants: list[Mutant], prefixes: list[str] | None) -> list[Mutant]:
@@ -142,10 +159,26 @@ def dry_run(a, target, mutants: list[Mutant], seeds: list[int]) -> list[str]:
         fit = max(0, a.max_model_calls // max(1, calls * (2 if probes else 1)) - 1)  # the baseline first
         lines.append(f"  --max-model-calls {a.max_model_calls}: about {min(fit, len(mutants))} of {len(mutants)} "
                      "mutants fit; the rest are reported as not run")
+    if a.propose:
+        lines.append(f"  --propose {a.propose}: {proposer(a)} is asked once for up to {a.propose} more mutants before "
+                     "the gates (not asked in a dry run), each a gate like the rest")
     if a.list:
         lines += [f"  {m.id}: {m.description}" for m in mutants]
     lines.append("nothing run: no agent call, no results file written")
     return lines
+
+
+def proposed(a: argparse.Namespace, base) -> list[Mutant]:
+    """The proposer's valid edits as mutants; each one dropped is said on a line (stderr with --json)."""
+    from turngate.mutate.propose import propose
+
+    got = propose(base, a.propose, proposer(a), timeout=a.timeout)
+    say = console.print if not a.json else (lambda line, **_: print(line, file=sys.stderr))
+    say(f"--propose {a.propose}: {got.model} proposed {len(got.mutants)} valid edit(s)"
+        + (f", {len(got.dropped)} dropped" if got.dropped else ""), markup=False, highlight=False)
+    for why in got.dropped:
+        say(f"  dropped: {why}", markup=False, highlight=False)
+    return got.mutants
 
 
 @cli.guarded
@@ -171,6 +204,8 @@ def main(argv=None) -> int:
     ids = [m.id for m in made]
     if dup := sorted({i for i in ids if ids.count(i) > 1}):
         raise ConfigError(f"--edits: two edits make mutant {dup[0]}; give the files different names")
+    if a.propose and not a.dry_run and (not a.operators or "llm" in a.operators):
+        made += proposed(a, base)
     mutants = chosen([m for m in made if not a.operators or m.operator in a.operators], a.mutants)
     if a.dry_run:
         print("\n".join(dry_run(a, target, mutants, seeds)))  # plain lines, never wrapped
