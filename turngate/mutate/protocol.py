@@ -11,7 +11,10 @@
                                       policy). Lets the report tell "the model does not act on this
                                       line" from "no row exercises it".
 
-Nothing else is required: the gate runs a mutant like any target, in this process.
+Nothing else is required: the gate runs a mutant like any target. With --workers or --executor
+ray each worker rebuilds it: the target loaded from its spec, then mutant() called there with
+the same edit (mutation_of/rebuild, through TargetOptions.derive), so mutant() must depend only on
+the edit and the label.
 """
 from __future__ import annotations
 
