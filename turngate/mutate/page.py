@@ -40,7 +40,7 @@ def page(data: dict[str, Any]) -> str:
     title = f"Mutation testing: {data['version']}"
     c = data["counts"]
     meta = [("agent", data["agent"]), ("version", data["version"]), ("seeds", data["seeds"]),
-            ("dataset", data["dataset"]), ("thresholds", data["thresholds"]), ("reference", data["reference"]),
+            ("dataset", data["dataset"]), ("thresholds", data["thresholds"]), ("reference", "none: the bars only" if data["reference"] is False else data["reference"] or "beside the bars"),
             ("baseline", data["baseline"]["line"]),
             ("model calls", f"{data['model_calls']:,}" + (f" of --max-model-calls {data['budget']:,}"
                                                             if data["budget"] else "")),
