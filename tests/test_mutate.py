@@ -367,3 +367,24 @@ def test_report_writes_the_html_page_and_never_replaces_a_file_without_force(tmp
     again = evals(*FAQ, "--operators", "switch", "--report", str(page_path), "--out", str(tmp_path))
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "already exists; use --force" in again.stderr
     assert page_path.read_text() == html
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_one_provider_budget_caps_the_whole_run_in_process_and_across_workers(tmp_path, openai_env, workers):
+    """--max-model-calls 6 over a run whose baseline costs 2 provider calls: the mutant that costs 6
+    is cut by the run's one hard cap (its gate unjudged: an error, never killed), the next one finds
+    nothing left; the provider saw exactly 6 requests, whether the calls came from this process or
+    from two worker processes."""
+    from tests.fakes.openai_server import FakeOpenAI
+
+    bot = mutate_bot.asking
+    wanted = ('line 3: deleted "Always greet warmly."', 'line 4: deleted "Mention the weather."')
+    found = [m for m in mutants_of(bot.mutable()) if m.description in wanted]
+    settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                            out=str(tmp_path), workers=workers)
+    with FakeOpenAI([]) as server:
+        openai_env(server)
+        run = asyncio.run(run_mutation(bot, "tests.mutate_bot:asking", "base", found, settings, budget=6))
+    assert run.baseline.calls == 2 and len(server.requests) == 6
+    assert [o.result.status for o in run.outcomes] == [ERROR, ERROR]
+    assert all(o.result.reason.startswith("--max-model-calls 6 spent during its gate") for o in run.outcomes)

@@ -251,6 +251,10 @@ async def _one(target, where: Where, version: str, baseline: Record, base_text: 
     except Exception as exc:  # noqa: BLE001  (the agent's own crash on an edited prompt is a finding)
         return Outcome(mutant, Classified(ERROR, reason=f"{type(exc).__name__}: {exc}".splitlines()[0]))
     result = classify(baseline, got.record, got.verdict, behaviour_of)
+    from turngate.jobs import model_calls
+
+    if result.status == ERROR and model_calls.budget().stopped:  # the run's one hard cap, wherever it was hit
+        result.reason = f"--max-model-calls {model_calls.budget().limit} spent during its gate ({result.reason})"
     if result.status == EQUIVALENT:
         result.reason = equivalent_reason(target, base_text, mutant)
     return Outcome(mutant, result, sum(map(calls_of, records)), sum(len(r.runs) for r in records), str(got.path))
