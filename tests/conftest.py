@@ -34,7 +34,7 @@ SLOW_MODULES = {
     "test_sensitivity", "test_simulation_e2e", "test_simulation_standalone", "test_serve_gate",
     "test_serve_workers", "test_serve_limits", "test_orq_gate", "test_resume_agent", "test_records_last",
     "test_example_agent", "test_taxonomy_page", "test_conversation_release", "test_server_stdio",
-    "test_calibrate", "test_compare", "test_regrade", "test_ci_outputs", "test_layers",
+    "test_calibrate", "test_compare", "test_regrade", "test_ci_outputs", "test_layers", "test_docs_commands",
     # each over 3 s of the quick loop's time under load, with a faster module covering its layer
     "test_record_integrity", "test_review_server", "test_review_export", "test_library", "test_user_errors",
     "test_workers", "test_startup", "test_server_properties", "test_secrets", "test_serve", "test_offline_scan",

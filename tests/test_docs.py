@@ -242,24 +242,30 @@ def test_the_server_has_the_tools_the_docs_count():
 
 class Ran(list):
     stderr = ""
+    stdout = ""
 
 
-def run_bash_block(block: str, cwd: Path) -> list[tuple[str, int, int | None]]:
-    """Run a bash block line by line in one shell; (command, exit code, the `# exit N` it states)."""
+def run_bash_block(block: str, cwd: Path, env: dict | None = None) -> list[tuple[str, int, int | None]]:
+    """Run a bash block line by line in one shell; (command, exit code, the `# exit N` it states).
+    `env` adds variables after the user's shell is made; a server the block starts with `&` is
+    stopped when the shell ends."""
     lines = [ln for ln in block.replace("\\\n", " ").splitlines() if ln.strip()]
     # `evals` is the console script of this environment (sys.executable's); without one (a venv
     # installed before it existed), the same entry point through this interpreter
     script = [f'command -v evals >/dev/null 2>&1 || evals() {{ "{sys.executable}" -c '
-              f'"import sys; from turngate.cli import run; sys.argv[0] = \'evals\'; run()" "$@"; }}']
+              f'"import sys; from turngate.cli import run; sys.argv[0] = \'evals\'; run()" "$@"; }}',
+              "trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT"]
     for n, line in enumerate(lines):
         script += [line, f'echo "::rc {n} $?"']
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "COLUMNS": "200"}
-    env.pop("PYTHONPATH", None)  # as a user's shell: the project is found from the folder the command runs in
-    done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=cwd, env=env, capture_output=True, text=True,
+    shell_env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+                 "COLUMNS": "200"}
+    shell_env.pop("PYTHONPATH", None)  # as a user's shell: the project is found from the folder the command runs in
+    shell_env.update(env or {})
+    done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=cwd, env=shell_env, capture_output=True, text=True,
                           timeout=600)
     codes = dict(re.findall(r"^::rc (\d+) (\d+)$", done.stdout, re.M))
     out = Ran()
-    out.stderr = done.stderr
+    out.stderr, out.stdout = done.stderr, done.stdout
     for n, line in enumerate(lines):
         stated = re.search(r"#\s*exit (\d)\b", line)
         assert str(n) in codes, f"{line!r} did not run:\n{done.stderr[-2000:]}"

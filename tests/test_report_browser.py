@@ -42,6 +42,37 @@ def report_file(tmp_path_factory):
     return report.write_report(comparison_record(), tmp_path_factory.mktemp("report") / "report.html")
 
 
+RERUN_SEED = 1255090688  # the first fresh seed of a flagged row's confirmation reruns, as a real gate draws it
+
+
+def rerun_record():
+    """A one-trial gate of 3 rows whose row r001 failed refund_outcome and was rerun 8 times on
+    fresh seeds, 3 of the reruns failing it again."""
+    rows = [row(f"r{k:03d}") for k in range(3)]
+    runs = [run("v3", f"r{k:03d}", 0, {"refund_outcome": k != 1, "policy_judge": True}) for k in range(3)]
+    for i in range(8):
+        again = run("v3", "r001", RERUN_SEED + i, {"refund_outcome": i not in (1, 4, 6), "policy_judge": True})
+        runs.append(again.model_copy(update={"stage": "confirm"}))
+    return record("v3", runs, rows)
+
+
+@pytest.fixture(scope="module")
+def rerun_report_file(tmp_path_factory):
+    return report.write_report(rerun_record(), tmp_path_factory.mktemp("report") / "reruns.html")
+
+
+def test_the_report_keeps_a_rows_reruns_apart_from_its_trials():
+    from turngate.output.html_report import payload
+
+    data = payload(rerun_record())
+    assert data["trials"] == 1
+    assert {rid: list(by_trial) for rid, by_trial in data["runs"]["v3"].items()} == \
+        {"r000": ["0"], "r001": ["0"], "r002": ["0"]}  # the planned trial only: one chip, one run per cell
+    reruns = data["reruns"]["v3"]
+    assert list(reruns) == ["r001"] and [r["seed"] for r in reruns["r001"]] == list(range(RERUN_SEED, RERUN_SEED + 8))
+    assert [r["failed"] for r in reruns["r001"]] == [i in (1, 4, 6) for i in range(8)]
+
+
 def test_report_is_self_contained(report_file):
     html = report_file.read_text()
     scripts = re.findall(r"<script\b([^>]*)>", html, re.I)
@@ -151,3 +182,49 @@ def test_report_in_headless_chromium(report_file):
     assert problems == [], problems
     assert dialogs == [], dialogs
     assert [u for u in requests if not u.startswith("file:")] == []
+
+
+def test_a_one_trial_gate_shows_one_trial_chip_and_its_reruns_apart(rerun_report_file):
+    """The grid and the trial chips are the planned runs; a flagged row's reruns are a count in
+    their own column and chips of their own, numbered, never labelled by their raw seeds."""
+    binary = chromium()
+    if binary is None:
+        pytest.skip("no chromium binary (Debian package 'chromium') or no playwright (the [browser] extra); .ci/run installs both")
+    from playwright.sync_api import sync_playwright
+
+    problems = []
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as pw:
+        browser = pw.chromium.launch_persistent_context(profile, executable_path=binary, headless=True, args=FLAGS)
+        try:
+            page = browser.new_page()
+            page.on("console", lambda m: m.type == "error" and problems.append(m.text))
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.goto(rerun_report_file.as_uri())
+            # a cell counts the planned run only: the flagged row's one trial failed, the reruns are not in it
+            assert page.locator("#grid button.cell").count() == 6
+            assert page.locator("#grid button.cell[data-row='r001'][data-scorer='refund_outcome']").inner_text() == "✗"
+            assert page.locator("#grid button.cell[data-row='r001'][data-scorer='policy_judge']").inner_text() == "✓"
+            assert page.locator("#grid th").all_inner_texts()[:3] == ["row", "kind", "reruns"]
+            assert page.locator("#grid button.reruns").count() == 1  # only the flagged row was rerun
+            assert page.locator("#grid button.reruns[data-row='r001']").inner_text() == "3/8 failed"
+
+            page.click("#grid button.cell[data-row='r001'][data-scorer='refund_outcome']")
+            trials = page.locator("#detail .picker:not(.reruns) button")
+            assert trials.all_inner_texts() == ["0 ✗"] and trials.first.get_attribute("title") == "seed 0"
+            again = page.locator("#detail .picker.reruns button")
+            assert again.all_inner_texts() == [f"{i + 1} {'✗' if i in (1, 4, 6) else '✓'}" for i in range(8)]
+            assert str(RERUN_SEED) not in page.inner_text("#detail .picker.reruns")  # the seed is in the tooltip
+            assert again.nth(1).get_attribute("title") == f"seed {RERUN_SEED + 1}"
+            assert "confirmation reruns (fresh seeds): 3/8 fail refund_outcome" in page.inner_text("#detail")
+            assert "refund_outcome (v3, trial 0): fail" in page.inner_text("#detail")
+
+            again.nth(1).click()
+            detail = page.inner_text("#detail")
+            assert "refund_outcome (v3, rerun 2 of 8): fail" in detail and f"seed {RERUN_SEED + 1}," in detail
+            # the rerun count opens the first failing rerun
+            page.click("#grid button.cell[data-row='r000'][data-scorer='refund_outcome']")
+            page.click("#grid button.reruns[data-row='r001']")
+            assert "refund_outcome (v3, rerun 2 of 8): fail" in page.inner_text("#detail")
+        finally:
+            browser.close()
+    assert problems == [], problems

@@ -79,17 +79,61 @@ def chat_body(content: str) -> bytes:
     return json.dumps({"model": "offline", "messages": [{"role": "user", "content": content}]}).encode()
 
 
+def next_line(proc, wanted: str) -> str:
+    """The server's next stdout line containing `wanted` (--log-requests), waiting at most BOUND_S."""
+    import select
+    import time
+
+    deadline = time.monotonic() + BOUND_S
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([proc.stdout], [], [], left)
+        if not ready:
+            break
+        line = proc.stdout.readline()
+        if not line:
+            break
+        if wanted in line:
+            return line
+    raise AssertionError(f"the server never printed {wanted!r}")
+
+
+AUTH = {"Authorization": "Bearer local", "Content-Type": "application/json"}
+
+
 def test_a_64kb_chat_and_a_small_one_from_another_client_are_both_answered():
-    auth = {"Authorization": "Bearer local", "Content-Type": "application/json"}
-    with served("--workers", "1") as server:
+    with served("--workers", "1", "--log-requests") as server:
         url = f"{server.url}/chat/completions"
         big: dict = {}
-        poster = threading.Thread(target=lambda: big.update(r=httpx.post(
-            url, headers=auth, content=chat_body("Please refund A-1001, it arrived broken. " * 1600),
-            timeout=BOUND_S)), daemon=True)
+        body = chat_body("Please refund A-1001, it arrived broken. " * 1600)
+        assert len(body) > SMALL_BODY_BYTES  # so it may not take the reserved worker
+        poster = threading.Thread(target=lambda: big.update(r=httpx.post(url, headers=AUTH, content=body,
+                                                                         timeout=BOUND_S)), daemon=True)
         poster.start()
-        small = httpx.post(url, headers=auth, content=chat_body("What's the status of order A-1002?"),
+        next_line(server.proc, "request 1 offline working")  # the big one holds the general worker
+        small = httpx.post(url, headers=AUTH, content=chat_body("What's the status of order A-1002?"),
                            timeout=BOUND_S)
         poster.join(BOUND_S)
     assert small.status_code == 200 and small.json()["choices"][0]["message"]["content"]
     assert big["r"].status_code == 200
+
+
+def test_a_client_that_leaves_mid_work_has_its_worker_replaced():
+    """Over HTTP: a 3 MB chat (a minute of model work) whose client hangs up once the model has
+    it is stopped (logged 499), and the one general worker is replaced: a second big request is
+    answered. Without the replacement it would wait for a worker forever."""
+    import socket
+    from urllib.parse import urlsplit
+
+    with served("--workers", "1", "--log-requests") as server:
+        where = urlsplit(server.url)
+        body = chat_body("Please refund A-1001, it arrived broken. Where is A-1002? " * 52_000)
+        head = (f"POST {where.path}/chat/completions HTTP/1.1\r\nHost: {where.netloc}\r\n"
+                f"Authorization: Bearer local\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode()
+        with socket.create_connection((where.hostname, where.port), timeout=BOUND_S) as sock:
+            sock.sendall(head + body)
+            next_line(server.proc, "request 1 offline working")
+        next_line(server.proc, "request 1 offline 499")  # the client left: its work was stopped
+        again = httpx.post(f"{server.url}/chat/completions", headers=AUTH,
+                           content=chat_body("Please refund A-1001, it arrived broken. " * 1700), timeout=BOUND_S)
+    assert again.status_code == 200 and again.json()["choices"][0]["message"]

@@ -253,13 +253,20 @@ def payload(record: Record) -> dict:
     """What the page's script needs for the grid and the drill-down."""
     versions = versions_of(record)
     names = scorer_names([r for r in record.runs if r.version in versions])
+    # The grid and the trial chips are the planned runs (stage "gate"); a flagged row's
+    # confirmation reruns (fresh seeds) are kept apart, in the order they were made.
     runs: dict[str, dict[str, dict[str, dict]]] = {v: {} for v in versions}
+    reruns: dict[str, dict[str, list[dict]]] = {v: {} for v in versions}
     for r in record.runs:
         if r.version not in runs:
             continue
-        runs[r.version].setdefault(r.row_id, {})[str(r.trial)] = {
-            "trial": r.trial, "seed": r.seed, "job": r.job, "turn": r.turn.model_dump(mode="json"),
-            "verdicts": {n: {"passed": v.passed, "explanation": v.explanation} for n, v in r.verdicts.items()}}
+        item = {"trial": r.trial, "seed": r.seed, "job": r.job, "turn": r.turn.model_dump(mode="json"),
+                "verdicts": {n: {"passed": v.passed, "explanation": v.explanation} for n, v in r.verdicts.items()}}
+        if r.stage == "gate":
+            runs[r.version].setdefault(r.row_id, {})[str(r.trial)] = item
+        else:
+            item["failed"] = r.agent_error is not None or any(v.passed is False for v in r.verdicts.values())
+            reruns[r.version].setdefault(r.row_id, []).append(item)
     rows = []
     for row in record.rows:
         inputs = row.get("inputs", {})
@@ -273,7 +280,8 @@ def payload(record: Record) -> dict:
             for f in record.comparison["flips"][kind]:
                 flips[f"{f['row_id']}\u0000{f['scorer']}\u0000{f['trial']}"] = kind
     return {"versions": versions, "candidate": record.meta.version, "baseline": record.meta.baseline,
-            "scorers": names, "rows": rows, "runs": runs, "flips": flips, "trials": record.meta.trials}
+            "scorers": names, "rows": rows, "runs": runs, "reruns": reruns, "flips": flips,
+            "trials": record.meta.trials}
 
 
 def build_html(record: Record) -> str:

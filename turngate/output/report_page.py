@@ -46,6 +46,8 @@ button.cell.fail { background: var(--fail-bg); color: var(--fail); }
 button.cell.mixed { background: var(--mixed-bg); color: #7e5109; }
 button.cell.na { background: var(--na-bg); color: var(--muted); }
 button.cell.selected { outline: 2px solid var(--ink); }
+button.reruns { height: 22px; border: 1px solid transparent; border-radius: 3px; cursor: pointer; white-space: nowrap; font: 12px ui-monospace, monospace; }
+button.reruns.pass { background: var(--pass-bg); color: var(--pass); } button.reruns.fail { background: var(--fail-bg); color: var(--fail); }
 button.cell.flip-regressed { border-color: var(--fail); } button.cell.flip-fixed { border-color: var(--pass); }
 .picker button, .versions button { margin: 0 4px 4px 0; padding: 2px 8px; border: 1px solid #aab7b8; background: #fff; border-radius: 3px; cursor: pointer; }
 .picker button.active, .versions button.active { background: var(--ink); color: #fff; }
@@ -77,8 +79,9 @@ details.flips { margin: 6px 0; } details.flips li { margin: 4px 0; }
 @@COMPARISON@@
 <section id="runs">
 <h2>Rows × scorers</h2>
-<p class="small">Each cell is one row's runs for one scorer: green all pass, red all fail, amber mixed
-(pass fraction shown), grey n/a. A border marks a flip against the baseline. Click a cell for the run.</p>
+<p class="small">Each cell is one row's planned runs (its trials) for one scorer: green all pass, red all fail,
+amber mixed (pass fraction shown), grey n/a. A border marks a flip against the baseline. Click a cell for the run.
+A flagged row's confirmation reruns, on fresh seeds, are counted apart (reruns: failed/made) and never in a cell.</p>
 <div class="versions" id="versions"></div>
 <div id="layout">
 <div id="grid-wrap"><table id="grid"></table></div>
@@ -94,7 +97,7 @@ details.flips { margin: 6px 0; } details.flips li { margin: 4px 0; }
   const D = JSON.parse(document.getElementById("report-data").textContent);
   const C = JSON.parse(document.getElementById("chart-specs").textContent);
   let version = D.candidate;
-  let selected = null;  // {row, scorer, trial}
+  let selected = null;  // {row, scorer, trial, rerun}: rerun is an index into the row's reruns, or null
 
   // el("div", {class: "x"}, "text", child...): strings become text nodes, never markup.
   function el(tag, attrs) {
@@ -126,6 +129,23 @@ details.flips { margin: 6px 0; } details.flips li { margin: 4px 0; }
   function trialsOf(v, rowId) {
     return Object.values(runsOf(v, rowId)).sort((a, b) => a.trial - b.trial);
   }
+  function rerunsOf(v, rowId) { return (D.reruns[v] || {})[rowId] || []; }
+  const anyReruns = Object.values(D.reruns).some((byRow) => Object.keys(byRow).length > 0);
+  function rerunCell(row) {
+    const reruns = rerunsOf(version, row.id);
+    if (!reruns.length) return "";
+    const failed = reruns.filter((r) => r.failed).length;
+    const first = reruns.findIndex((r) => r.failed);
+    return el("button", {class: "reruns " + (failed ? "fail" : "pass"), "data-row": row.id,
+                         title: row.id + ": " + reruns.length + " confirmation reruns on fresh seeds, " + failed + " failing a scorer",
+                         onclick: () => {
+                           const v = reruns[Math.max(first, 0)].verdicts;
+                           const scorer = selected && selected.row === row.id ? selected.scorer
+                             : D.scorers.find((s) => v[s] && v[s].passed === false) || D.scorers[0];
+                           select(row.id, scorer, null, Math.max(first, 0));
+                         }}, failed + "/" + reruns.length + " failed");
+  }
+
   function flipKind(rowId, scorer) {
     if (!D.baseline || version !== D.candidate) return null;
     let kind = null;
@@ -159,12 +179,13 @@ details.flips { margin: 6px 0; } details.flips li { margin: 4px 0; }
   function drawGrid() {
     const table = document.getElementById("grid");
     table.replaceChildren();
-    const head = el("tr", {}, el("th", {}, "row"), el("th", {}, "kind"));
+    const head = el("tr", {}, el("th", {}, "row"), el("th", {}, "kind"), anyReruns ? el("th", {}, "reruns") : null);
     for (const s of D.scorers) head.appendChild(el("th", {class: "scorer"}, el("span", {}, s)));
     table.appendChild(el("thead", {}, head));
     const body = el("tbody");
     for (const row of D.rows) {
-      const tr = el("tr", {"data-row": row.id}, el("td", {class: "rowid"}, row.id), el("td", {class: "kind"}, row.kind));
+      const tr = el("tr", {"data-row": row.id}, el("td", {class: "rowid"}, row.id), el("td", {class: "kind"}, row.kind),
+                    anyReruns ? el("td", {class: "reruns"}, rerunCell(row)) : null);
       for (const s of D.scorers) tr.appendChild(el("td", {}, cellFor(row, s)));
       body.appendChild(tr);
     }
@@ -192,8 +213,8 @@ details.flips { margin: 6px 0; } details.flips li { margin: 4px 0; }
     });
   }
 
-  function select(rowId, scorer, trial) {
-    selected = {row: rowId, scorer: scorer, trial: trial};
+  function select(rowId, scorer, trial, rerun) {
+    selected = {row: rowId, scorer: scorer, trial: trial, rerun: rerun === undefined ? null : rerun};
     markSelected();
     drawDetail();
     const detail = document.getElementById("detail");
@@ -211,20 +232,36 @@ details.flips { margin: 6px 0; } details.flips li { margin: 4px 0; }
     box.replaceChildren();
     const row = D.rows.find((r) => r.id === selected.row);
     const runs = trialsOf(version, selected.row);
+    const reruns = rerunsOf(version, selected.row);
     box.appendChild(el("h3", {id: "detail-title"}, selected.row + " · " + selected.scorer + " · " + version));
-    if (!runs.length) { box.appendChild(el("p", {class: "empty"}, "No run of this row for " + version + ".")); return; }
-    let run = runs.find((r) => r.trial === selected.trial) || runs[0];
-    selected.trial = run.trial;
+    if (!runs.length && !reruns.length) { box.appendChild(el("p", {class: "empty"}, "No run of this row for " + version + ".")); return; }
+    const tick = (v) => (v && v.passed === true ? "✓" : v && v.passed === false ? "✗" : "–");
+    const rerun = selected.rerun !== null && selected.rerun < reruns.length ? selected.rerun : null;
+    let run = rerun !== null ? reruns[rerun] : runs.find((r) => r.trial === selected.trial) || runs[0] || reruns[0];
+    selected.rerun = rerun !== null || runs.length ? rerun : 0;
+    if (selected.rerun === null) selected.trial = run.trial;
+    // the planned trials, by trial number (the seed in the tooltip)
     const picker = el("div", {class: "picker"}, el("span", {class: "small"}, "trial: "));
     for (const r of runs) {
-      const v = r.verdicts[selected.scorer];
-      picker.appendChild(el("button", {class: r.trial === run.trial ? "active" : "", "data-trial": r.trial,
-        onclick: () => { selected.trial = r.trial; drawDetail(); }},
-        r.trial + " " + (v && v.passed === true ? "✓" : v && v.passed === false ? "✗" : "–")));
+      picker.appendChild(el("button", {class: selected.rerun === null && r.trial === run.trial ? "active" : "",
+        "data-trial": r.trial, title: "seed " + r.seed,
+        onclick: () => { selected.trial = r.trial; selected.rerun = null; drawDetail(); }},
+        r.trial + " " + tick(r.verdicts[selected.scorer])));
     }
     box.appendChild(picker);
-    box.appendChild(verdictBox(selected.scorer + " (" + version + ", trial " + run.trial + ")", run.verdicts[selected.scorer]));
-    for (const other of D.versions) {
+    // a flagged row's confirmation reruns, apart: numbered in the order they were made
+    if (reruns.length) {
+      const failing = reruns.filter((r) => { const v = r.verdicts[selected.scorer]; return v && v.passed === false; }).length;
+      const again = el("div", {class: "picker reruns"}, el("span", {class: "small"},
+        "confirmation reruns (fresh seeds): " + failing + "/" + reruns.length + " fail " + selected.scorer + " "));
+      reruns.forEach((r, i) => again.appendChild(el("button", {class: selected.rerun === i ? "active" : "",
+        "data-rerun": i, title: "seed " + r.seed,
+        onclick: () => { selected.rerun = i; drawDetail(); }}, (i + 1) + " " + tick(r.verdicts[selected.scorer]))));
+      box.appendChild(again);
+    }
+    const which = selected.rerun === null ? "trial " + run.trial : "rerun " + (selected.rerun + 1) + " of " + reruns.length;
+    box.appendChild(verdictBox(selected.scorer + " (" + version + ", " + which + ")", run.verdicts[selected.scorer]));
+    for (const other of selected.rerun === null ? D.versions : []) {
       if (other === version) continue;
       const twin = runsOf(other, selected.row)[String(run.trial)];
       if (twin) box.appendChild(verdictBox("same row and trial on " + other, twin.verdicts[selected.scorer]));

@@ -12,13 +12,16 @@ import re
 from dataclasses import dataclass
 
 from .lexicon import gloss
+from .scan import RunStarts, gaps
 
 # Sentence ends, and dashes between words (not the one inside "A-1001").
 # Numbered items ("1) cancel A-1004 2) status of A-1002") are clauses too.
-_BOUNDARY = re.compile(r"(?<=[.?!;])\s+|\n+|\s+[-–—]+\s+|\.\.\.+\s*|\s+(?=\d\)\s)")
+_BOUNDARY = RunStarts(r"(?<=[.?!;])\s+|\n+|\s+[-–—]+\s+|\.\.\.+\s*|\s+(?=\d\)\s)",
+                      r"(?<=[.?!;])\s+|\n+|(?<!\s)\s+[-–—]+\s+|\.\.\.+\s*|(?<!\s)\s+(?=\d\)\s)")
 # A conjunction starts a new clause when what follows it is a request or a question of its own.
-_CONJ = re.compile(r",\s+(?:(?:and|but|also|then|so|plus|und|aber|et|mais|y|pero)\s+)?"
-                   r"|\s+(?:and|but|also|plus|und|aber|et|mais|y|pero|\+|&)\s+", re.I)
+_CONJ_HEAD = r",\s+(?:(?:and|but|also|then|so|plus|und|aber|et|mais|y|pero)\s+)?|"
+_CONJ_TAIL = r"\s+(?:and|but|also|plus|und|aber|et|mais|y|pero|\+|&)\s+"
+_CONJ = RunStarts(_CONJ_HEAD + _CONJ_TAIL, _CONJ_HEAD + r"(?<!\s)" + _CONJ_TAIL, re.I)
 CLAUSE_START = re.compile(
     r"^(?:(?:please|pls|plz|kindly|also|then|just|so|now|and|but|oh|ok(?:ay)?|(?:first|second|third|fourth)(?:ly)?,?|"
     r"next,?|finally,?|lastly,?)\s+)*"
@@ -47,7 +50,7 @@ HOLD = re.compile(r"\bbefore (?:you |we )?(?:do|doing|change|changing|refund|ref
                   r"|\b(?:just|only) (?:asking|checking|wondering|curious)\b")
 
 # Mood. A hypothetical asks what would happen; it never writes.
-_HYPOTHETICAL = re.compile(
+_HYPOTHETICAL = re.compile(gaps(
     r"\bif (?:i|we|they|he|she)\b[^?]*\b(?:would|will|could)\b|\b(?:would|will) (?:i|we)\b|\bam i\b"
     r"|\bdo i (?:get|qualify|have)\b|\bwhat (?:would|happens|if)\b|\bhow (?:would|does|do)\b"
     r"|\bwould (?:it|that|this|a-?\d{4})\b|\bwhich currency\b"
@@ -56,17 +59,17 @@ _HYPOTHETICAL = re.compile(
     # weighing it up ("I'm thinking about cancelling A-1004") asks for nothing yet
     r"|\b(?:thinking (?:about|of)|considering|contemplating|debating|not sure (?:if|whether|i want|about))\b"
     r"|\b(?:might|may) (?:want|need|have) to\b"
-    r"|\bentitled to\b|\bif (?:i|we)\b[^?]*\?\s*$")
+    r"|\bentitled to\b|\bif (?:i|we)\b[^?]*\?\s*$"))
 # Conventional polite requests that look like questions about possibility.
 _POLITE = re.compile(r"\bwould it be possible to\b|\bany chance (?:of|you|to)\b|\bif you (?:could|would|can)\b"
                      r"|\bwould you (?:mind|be able|kindly|please)\b|\bany way you (?:could|can)\b"
                      r"|^\W*(?:mind|how about) (?:refunding|cancell?ing|changing|updating|applying|sending)\b")
 _EMBEDDED = re.compile(r"\b(?:if|whether)\b")
-_POSSIBLE = re.compile(
+_POSSIBLE = re.compile(gaps(
     r"\bis it (?:still )?possible\b|\bis there (?:a|any) way\b|\bpossible to\b|\beligible\b|\brefundable\b"
     r"|\bqualif|\b(?:i|we) (?:\w+ )?able to\b"
     r"|\b(?:can|could) (?:it|this|that|order|a-?\d{4}|the order|my order|they)\b[^?]*\bbe\b"
-    r"|\b(?:can|could) (?:it|this|that|a-?\d{4}|the order|my order) still\b")
+    r"|\b(?:can|could) (?:it|this|that|a-?\d{4}|the order|my order) still\b"))
 # What may come before an imperative: courtesy, and list markers ("three things: cancel A-1004, ...").
 _LIST_MARK = (r"(?:(?:one|two|three|four|five|a few|some|several|a couple of|\d+) (?:more )?(?:things|requests|"
               r"questions|items)|(?:first|second|third|fourth)(?:ly)?|next|finally|lastly|\d\)|\d\.)")
@@ -196,6 +199,19 @@ REFUSAL = re.compile(r"^\W*(?:(?:actually|wait|hmm|oh|um|ok(?:ay)?|on second tho
                      r"scratch that)(?:\W+(?:thanks?|thank you|don'?t|do not|do it|please|wait|yet|for now))*\W*$")
 
 
+_FORGET = re.compile(r"\s*forget\b")
+_SIX_WORDS = re.compile(r"\s*(?:\S+\s+){5}\S")  # the gap has more than 5 words (str.split's)
+_DONT_AT_END = re.compile(r"\b(?:don'?t|do not|never)\Z")
+
+
+def _neg_before_forget(before: str, at: int) -> bool:
+    """`before[:at]` ends in "don't", "do not" or "never" and whitespace ("don't forget")."""
+    end = at
+    while end > 0 and before[end - 1].isspace():
+        end -= 1
+    return end < at and _DONT_AT_END.search(before, max(0, end - 8), end) is not None
+
+
 _WHY = re.compile(r"^\W*(?:(?:and|but|so|ok(?:ay)?|hi|hello|hey)\W+)*(?:why|how come)\b")
 
 
@@ -205,12 +221,12 @@ def negated(clause_gloss: str, at: int) -> bool:
         return False
     before = _blank_asides(clause_gloss[:at])
     for m in _NEG_BEFORE.finditer(before):
-        gap = before[m.end():]
+        # Read from the cue on, not copied and split whole for every cue (a clause of
+        # thousands of "not"s cost the square of its length); the same tests as on the gap.
         # "don't forget to refund it" asks for it
-        if re.match(r"\s*forget\b", gap) or (m.group(0).startswith("forget")
-                                              and re.search(r"\b(?:don'?t|do not|never)\s+$", before[:m.start()])):
+        if _FORGET.match(before, m.end()) or (m.group(0).startswith("forget") and _neg_before_forget(before, m.start())):
             continue
-        if len(gap.split()) <= 5 and not _GAP_STOP.search(gap):
+        if not _SIX_WORDS.match(before, m.end()) and not _GAP_STOP.search(before[m.end():]):
             return True
     # A bare "no" negates only the word right after it ("no refund", "no cancele"); "No I want
     # a refund" answers something else and then asks.

@@ -7,6 +7,7 @@ No Northwind data lives here: names, SKUs and products are resolved with tools.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from .lexicon import lexicon_word
@@ -183,22 +184,30 @@ def currency_of(word: str) -> str | None:
     return SYMBOLS.get(w) or CURRENCY_WORDS.get(w)
 
 
+_DECIMAL_COMMA = re.compile(r",\d{1,2}$")
+
+
 def _number(text: str) -> float:
-    if re.search(r",\d{1,2}$", text):
-        return float(text.replace(",", "."))
+    if _DECIMAL_COMMA.search(text):  # a decimal comma: "12,50", "1.234,56" (its dots group thousands)
+        return float(text.replace(".", "").replace(",", "."))
     return float(text.replace(",", ""))
 
 
 def _amounts(text: str, taken: list[tuple[int, int]]) -> list[Amount]:
     found: list[Amount] = []
-    spans: list[tuple[int, int]] = []
+    # inside[p]: p is in a taken or found span. A match overlaps one when its first or last
+    # character is inside (s <= start < e or s < end <= e); checking every span for every
+    # match cost the square of the number of amounts ("$1 " * 20000).
+    inside = bytearray(len(text) + 1)
+    for s, e in taken:
+        inside[s:e] = b"\x01" * max(0, e - s)
     for pattern in _AMOUNT_PATTERNS:
         for m in pattern.finditer(text):
-            if any(s <= m.start() < e or s < m.end() <= e for s, e in spans + taken):
+            if inside[m.start()] or inside[m.end() - 1]:
                 continue
             cur = currency_of(m.group("sym") if "sym" in m.groupdict() and m.group("sym") else m.group("word"))
             found.append(Amount(_number(m.group("num")), cur, m.start()))
-            spans.append(m.span())
+            inside[m.start():m.end()] = b"\x01" * (m.end() - m.start())
     found.sort(key=lambda a: a.start)
     return found
 
@@ -273,12 +282,28 @@ def _loose_names(low: str) -> list[str]:
     return _uniq(out)
 
 
+def _word_patterns(words, escape: bool) -> list[re.Pattern]:
+    """One compiled `\bword\b` per word, made once: every clause of a message is searched for
+    every product, city and country, and building each pattern anew cost more than the search."""
+    return [re.compile(rf"\b{re.escape(w) if escape else w}\b") for w in words]
+
+
+def _literal(word: str, escape: bool) -> str | None:
+    """The substring `\\bword\\b` cannot match without (a cheap test first), or None when the
+    word is a pattern of its own."""
+    return word if escape or re.escape(word) == word.replace(" ", "\\ ") else None
+
+
+_PRODUCT_RX: list[tuple[re.Pattern, str, str]] = []
+_CITY_RX: list[tuple[re.Pattern, str, str | None]] = []
+_COUNTRY_RX: list[tuple[re.Pattern, str, str | None]] = []
+
+
 def _products(low: str) -> list[str]:
-    out = []
-    for word, query in PRODUCT_WORDS.items():
-        if re.search(rf"\b{re.escape(word)}\b", low):
-            out.append(query)
-    return _uniq(out)
+    if not _PRODUCT_RX:
+        _PRODUCT_RX.extend(zip(_word_patterns(PRODUCT_WORDS, True), PRODUCT_WORDS.values(), PRODUCT_WORDS,
+                               strict=True))
+    return _uniq(query for rx, query, word in _PRODUCT_RX if word in low and rx.search(low))
 
 
 def _cities(text: str, low: str) -> list[str]:
@@ -288,16 +313,20 @@ def _cities(text: str, low: str) -> list[str]:
             out.append(m.group(1))
     for m in re.finditer(r"\b(?:store|shop|branch)\s+in\s+([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)", text):
         out.append(m.group(1))
-    for city in KNOWN_CITIES:
-        if re.search(rf"\b{city}\b", low):
-            out.append(city.title())
+    if not _CITY_RX:
+        _CITY_RX.extend(zip(_word_patterns(KNOWN_CITIES, False), KNOWN_CITIES,
+                            [_literal(c, False) for c in KNOWN_CITIES], strict=True))
+    out += [city.title() for rx, city, lit in _CITY_RX if (lit is None or lit in low) and rx.search(low)]
     return _uniq(out)
 
 
 def _countries(text: str, low: str) -> list[str]:
     found = []
-    for name, code in COUNTRIES.items():
-        m = re.search(rf"\b{name}\b", low)
+    if not _COUNTRY_RX:
+        _COUNTRY_RX.extend(zip(_word_patterns(COUNTRIES, False), COUNTRIES.values(),
+                               [_literal(c, False) for c in COUNTRIES], strict=True))
+    for rx, code, lit in _COUNTRY_RX:
+        m = rx.search(low) if lit is None or lit in low else None
         if m:
             found.append((m.start(), code))
     for m in re.finditer(r"\b([A-Z]{2,3})\b", text):
@@ -349,11 +378,16 @@ def extract(text: str) -> Entities:
     e.cities = _cities(text, low)
     e.countries = _countries(text, low)
     e.amounts = _amounts(text, taken)
-    amount_spans = [(a.start, a.start + 1) for a in e.amounts]
+    # A bare number inside a taken span, holding an amount's start, or up to 12 characters after
+    # one is not bare. Looked up by position (every span and amount per number cost the square).
+    in_taken = bytearray(len(text) + 1)
+    for s, en in taken:
+        in_taken[s:en] = b"\x01" * max(0, en - s)
+    starts = [a.start for a in e.amounts]  # sorted
     for m in _BARE_NUM.finditer(text):
-        if any(s <= m.start() < en for s, en in taken) or any(m.start() <= a.start <= m.end() for a in e.amounts):
+        if in_taken[m.start()] or bisect_right(starts, m.end()) > bisect_left(starts, m.start()):
             continue
-        if any(s <= m.start() <= s + 12 for s, _ in amount_spans):
+        if bisect_right(starts, m.start()) > bisect_left(starts, m.start() - 12):
             continue
         e.bare_numbers.append(_number(m.group("num")))
     target = TARGET_CUR_RE.search(text)

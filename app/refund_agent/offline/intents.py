@@ -18,18 +18,22 @@ from . import certainty, clauses
 from .entities import Entities, extract, order_mentions
 from .lexicon import gloss
 from .numbers import words_to_digits
+from .scan import gaps
 
 ACTIONS = ("refund", "cancel", "address", "discount", "ticket_create", "escalate", "email_send", "delete")
 
 
 def _rx(pattern: str) -> re.Pattern:
-    return re.compile(pattern, re.I)
+    return re.compile(gaps(pattern), re.I)  # sentence gaps bounded: scan.GAP
 
 
 # --- actions ------------------------------------------------------------------
+# An amount's digits are read at most 40 characters on ("1,234,567.89" is 12): `\d[\d.,]*` was
+# retried at every digit of a run of "1.1.1..." and read to its end each time. Possessive (`+`):
+# what follows (a space, a currency, a gap to "back") never needs digits given back.
 REFUND = _rx(r"\brefund(?:s|ing)?\b(?!\s+polic)|\bmoney back\b|\breimburs|\bpay (?:me|us|them|her|him) back\b"
              r"|\b(?:want|need|like|get|have)\b[^.?!]{0,40}\brefunded\b|\b(?:money|cash|penny|cent)\b[^.?!]{0,30}\bback\b"
-             r"|(?:[$€£]\s?\d[\d.,]*|\d[\d.,]*\s?(?:[€£$]|euros?|eur|dollars?|usd|bucks|pounds?|quid|gbp|sgd))"
+             r"|(?:[$€£]\s?\d[\d.,]{0,40}+|\d[\d.,]{0,40}+\s?(?:[€£$]|euros?|eur|dollars?|usd|bucks|pounds?|quid|gbp|sgd))"
              r"[^.?!]{0,25}\bback\b|\b(?:half|third|quarter)\b[^.?!]{0,40}\bback\b"
              r"|\b(?:give|pay)\s+(?:\w+\s+){0,3}back\b|\bif you (?:could |would |can )?refunded\b"
              r"|\bgive (?:me|them|her|him|the customer) (?:a |their |his |her |my )?(?:money|refund)"
@@ -72,13 +76,18 @@ ESCALATE = _rx(r"\bescalat|(?<!i'll )(?<!i will )(?<!we'll )\b(?:speak|talk|chat
                r"|\bput me through\b|\b(?:transfer|connect|forward) me (?:to|with)\b"
                r"|(?<!i'll )(?<!i will )(?<!we'll )\b(?:speak|talk) (?:to|with) (?:someone|somebody|anyone|anybody)\b"
                r"(?! (?:at home|here|else at home|in my family))"
-               r"|" + _ASK_FOR + _REAL + r"|(?:^|(?<=[.!?,] ))\W*(?:(?:a|an) )?" + _REAL
+               # at most 32 marks between a sentence's start and "a real person" (every start in
+               # a run of ", , , ..." read the rest of the run)
+               r"|" + _ASK_FOR + _REAL + r"|(?:^|(?<=[.!?,] ))\W{0,32}(?:(?:a|an) )?" + _REAL
                + r"\W*(?:please|pls|plz|now|asap|!|$)"
                r"|\b(?:get|want|need|give) (?:me )?(?:a|an|the|your|some) (?:real |actual |live )?" + _PERSON +
                r"|(?<!i'm )(?<!i am )(?<!\bas )(?<!this is )\b(?:a|an|your|the) (?:manager|supervisor|human)\b"
                r"\W*(?:please|pls|plz|now|asap|!|$)")
 EMAIL_TO_ANY = _rx(r"\be-?mail\s+\w|\b(?:send|shoot|drop)\s+\w+(?: \w+)?\s+(?:an?\s+)?(?:confirmation|e-?mail|note|message)")
-EMAIL_SEND = _rx(r"^(?:\W*(?:please|pls|can you|could you|kindly|go ahead and|now)\s+)*e-?mail\b"
+# `\s++` (possessive): with `\s+` the spaces between two courtesies could be split between it and
+# the next `\W*` in every way, so "please  " * 30 with no "email" after tried 2**30 of them.
+# Nothing after the spaces can start with one, so giving none back changes no match.
+EMAIL_SEND = _rx(r"^(?:\W*(?:please|pls|can you|could you|kindly|go ahead and|now)\s++)*e-?mail\b"
                  r"|\b(?:send|shoot|drop|fire off)\b[^.?!]*\b(?:e-?mails?|messages?|notes?|newsletter)\b"
                  r"|\be-?mail (?:every|all|each|our|the whole|everyone)\b|\bmass[- ]e-?mail|\be-?mail blast"
                  r"|\bnewsletter\b")
@@ -186,7 +195,7 @@ QUOTED_POLICY = _rx(r"\b(?:your|the|store'?s?|company'?s?|northwind'?s?|official
                     r"lets?|is|are|gives?|promises?|covers?|mentions?)\b|\baccording to (?:your|the)\b"
                     r"|\b(?:policy|terms)\b[^.?!]*\b\d+\s*(?:days|usd|eur|dollars)\b|\b\d+[- ]day (?:return|refund|money)"
                     r"|\bnew policy\b|\bpolicy (?:was |has been )?(?:changed|updated)\b")
-QUOTED_DAYS = _rx(r"(\d+)[- ]?days?")
+QUOTED_DAYS = _rx(r"(?<!\d)(\d+)[- ]?days?")  # a number starts where its digits do (policy._MONEY)
 QUOTED_LIMIT = _rx(r"(?:up to|limit (?:is|of)|maximum (?:is|of)?|max)\s*(?:[$€£])?\s*(\d+(?:\.\d+)?)")
 PRESSURE = _rx(r"\banyway\b|\banyhow\b|\bjust (?:do|refund|process|cancel|approve|send|change) (?:it|this|that)\b"
                r"|\bmake an exception\b|\bonly (?:a few|a couple(?: of)?|\d+|one|two|three|four|five) days?\b"
@@ -311,7 +320,7 @@ def _questions(t: str, low: str, e: Entities) -> list[str]:
     if HOURS.search(low) and (STORE.search(low) or (e.cities and not e.orders)) and not TICKET_CREATE.search(low):
         q.append("hours")
     several = len(e.skus) + len(e.products) >= 2
-    if has_product and (RECOMMEND.search(low) and (several or not re.fullmatch(r".*\bor\b[^.?!]*\?.*", low))):
+    if has_product and (RECOMMEND.search(low) and (several or not _OR_QUESTION.fullmatch(low))):
         q.append("recommend")
     else:
         if has_product and STOCK.search(low):
@@ -336,6 +345,9 @@ def _questions(t: str, low: str, e: Entities) -> list[str]:
     if "tier" in q and "status" in q and not has_order:
         q.remove("status")
     return q
+
+
+_OR_QUESTION = re.compile(gaps(r".*\bor\b[^.?!]*\?.*"))  # "this one or that one?"
 
 
 ACTION_RX = {"refund": REFUND, "cancel": CANCEL, "address": ADDRESS, "discount": DISCOUNT,

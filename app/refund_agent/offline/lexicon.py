@@ -116,6 +116,19 @@ _PHRASES: list[tuple[str, str]] = [
 ]
 _COMPILED = [(re.compile(p, re.I), r) for p, r in _PHRASES]
 
+# A phrase made only of plain words ("\\bnicht\\b|\\bkein\\b") can only match where one of them is a
+# substring: on an ASCII text (where re.I folds nothing else to these letters) that cheap test
+# skips the substitution, which would change nothing. Each phrase read the whole of a long message.
+_PLAIN = re.compile(r"(?:\\b)?([a-zäöüßéèêàçñáíóúâîôûëïü' ]+)(?:\\b)?")
+
+
+def _needles(pattern: str) -> tuple[str, ...] | None:
+    alts = [_PLAIN.fullmatch(a) for a in pattern.split("|")]
+    return tuple(m.group(1) for m in alts) if all(alts) else None
+
+
+_NEEDLES = [_needles(p) for p, _ in _PHRASES]
+
 # Words the intent patterns key on; a token one edit away (two for long words) is taken for it.
 VOCABULARY = ("refund", "refunded", "refunding", "cancel", "cancelled", "address", "return", "returned",
               "status", "tracking", "escalate", "delivered", "delivery", "shipped", "shipping", "eligible",
@@ -164,8 +177,12 @@ def correct(token: str) -> str:
 @lru_cache(maxsize=4096)
 def gloss(text: str) -> str:
     low = text.lower().replace("’", "'").replace("¿", " ").replace("¡", " ")
-    for pattern, english in _COMPILED:
+    ascii_ = low.isascii()
+    for (pattern, english), needles in zip(_COMPILED, _NEEDLES, strict=True):
+        if ascii_ and needles is not None and not any(n in low for n in needles):
+            continue
         low = pattern.sub(english, low)
+        ascii_ = ascii_ and english.isascii()
     return _TOKEN.sub(lambda m: correct(m.group(0)), low)
 
 

@@ -8,6 +8,7 @@ pleading) add up over the whole conversation, as pressure does.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -131,8 +132,8 @@ class Request:
                 continue
             if order_id not in turn.ents.orders or len(turn.ents.orders) == 1:
                 return amounts[corrected_index(turn.numtext, [a.start for a in amounts])]
-            spans = _order_spans(turn.numtext)
-            mine = [a for a in amounts if (_bound(turn.numtext, a) or _same_clause(turn.numtext, a)
+            spans, where = _order_spans(turn.numtext), _Sentences(turn.numtext)
+            mine = [a for a in amounts if (_bound(turn.numtext, a) or where.only_order(a)
                                            or _nearest(spans, a.start, a.start + 1)) == order_id]
             return mine[0] if mine else None
         return None
@@ -148,19 +149,35 @@ class Request:
         return None
 
 
-def _order_spans(text: str) -> dict[str, list[tuple[int, int]]]:
+class _Spans(dict):
+    """order id -> its mentions' spans, and all spans sorted by start (they do not overlap)."""
+
+    def __init__(self, items):
+        super().__init__(items)
+        self.sorted = sorted((sp[0], sp[1], oid) for oid, sps in self.items() for sp in sps)
+        self.starts = [s for s, _, _ in self.sorted]
+
+
+def _order_spans(text: str) -> _Spans:
     spans: dict[str, list[tuple[int, int]]] = {}
     for m in ORDER_RE.finditer(text):
         spans.setdefault("A-" + next(g for g in m.groups() if g), []).append(m.span())
-    return spans
+    return _Spans(spans)
 
 
-def _nearest(spans: dict[str, list[tuple[int, int]]], start: int, end: int) -> str | None:
-    """The order id closest to a mention, measured between their nearer ends."""
+def _nearest(spans: _Spans, start: int, end: int) -> str | None:
+    """The order id closest to a mention, measured between their nearer ends (the smallest id
+    of those equally close). Only the mentions over it and those right before and after it can
+    be closest, as mentions do not overlap: found by bisection, not by measuring every one."""
     def gap(span):
         s, e = span
         return start - e if e <= start else (s - end if s >= end else 0)
-    best = min(((gap(sp), oid) for oid, sps in spans.items() for sp in sps), default=None)
+    i = bisect_left(spans.starts, end)  # spans.sorted[i] is the first to start at or after the mention's end
+    j = i - 1
+    while j >= 0 and spans.sorted[j][1] > start:  # over the mention (ends are sorted like starts)
+        j -= 1
+    near = spans.sorted[max(0, j):i + 1]  # and the one right before and the one right after
+    best = min(((gap((s, e)), oid) for s, e, oid in near), default=None)
     return best[1] if best else None
 
 
@@ -169,19 +186,39 @@ _BOUND = re.compile(r"[^\d.?!;,]{0,25}?\b(?:on|of|for|from|to|off)\s+(?:the\s+)?
 
 def _bound(text: str, amount: Amount) -> str | None:
     """The order an amount is said to be on ("50 SGD on A-1008", "20 EUR of order 1001")."""
-    end = amount.start + len(re.match(r"[\d.,]+", text[amount.start:]).group(0)) if \
-        re.match(r"[\d.,]+", text[amount.start:]) else amount.start
+    digits = _DIGITS.match(text, amount.start)  # at the position, not on a copy of the rest
+    end = digits.end() if digits else amount.start
     m = _BOUND.match(text, end)
     o = ORDER_RE.match(text, m.end()) if m else None
     return ("A-" + next(g for g in o.groups() if g)) if o else None
 
 
-def _same_clause(text: str, amount: Amount) -> str | None:
-    """The one order named in the sentence an amount is in ("A-1008: refund 30 SGD.")."""
-    start = max((m.end() for m in re.finditer(r"[.?!;\n]\s", text[:amount.start])), default=0)
-    end = next((amount.start + m.start() for m in re.finditer(r"[.?!;\n](?:\s|$)", text[amount.start:])), len(text))
-    ids = {"A-" + next(g for g in m.groups() if g) for m in ORDER_RE.finditer(text[start:end])}
-    return ids.pop() if len(ids) == 1 else None
+_DIGITS = re.compile(r"[\d.,]+")
+_AFTER_END = re.compile(r"[.?!;\n]\s")  # a sentence starts after this
+_END = re.compile(r"[.?!;\n](?=\s|$)")  # ... and ends before this
+
+
+class _Sentences:
+    """The sentences of a text, found once for all its amounts (each amount used to read the text
+    before and after it, and its sentence again: the square of the number of amounts)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.starts = [m.end() for m in _AFTER_END.finditer(text)]  # as finditer on any prefix finds them
+        self.ends = [m.start() for m in _END.finditer(text)]
+        self.ids: dict[tuple[int, int], str | None] = {}
+
+    def only_order(self, amount: Amount) -> str | None:
+        """The one order named in the sentence an amount is in ("A-1008: refund 30 SGD.")."""
+        i = bisect_right(self.starts, amount.start)
+        start = self.starts[i - 1] if i else 0
+        j = bisect_left(self.ends, amount.start)
+        end = self.ends[j] if j < len(self.ends) else len(self.text)
+        if (start, end) not in self.ids:
+            # from start (after a space, or 0) to end: as on the slice text[start:end]
+            ids = {"A-" + next(g for g in m.groups() if g) for m in ORDER_RE.finditer(self.text, start, end)}
+            self.ids[start, end] = ids.pop() if len(ids) == 1 else None
+        return self.ids[start, end]
 
 
 def _full_in(turn: Turn, order_id: str) -> bool:

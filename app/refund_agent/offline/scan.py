@@ -2,15 +2,37 @@
 
 CPython's regex engine retries a pattern from every start position, so `[\\w.+-]+@...`
 (an email) costs the square of any long run of word characters that has no "@" after it:
-"x" * 16_000 took seconds. Here a match may only start where one can: an email starts in
-the run of local-part characters right before an "@", at the run's start or where the
-previous match ended, and nowhere else. The matches (and so every answer) are exactly those
-of the plain patterns; tests/test_offline_scan.py checks that on generated texts.
+"x" * 16_000 took seconds. Scan: an email may only start in the run of local-part characters
+right before an "@", at the run's start or where the previous match ended, and nowhere else.
+RunStarts: alternatives that start with `\\s+` are tried only where a run of spaces starts.
+Both find exactly the matches of the plain patterns (tests/test_offline_scan.py and
+tests/test_offline_linear.py check that on generated texts). gaps() bounds the sentence gaps
+of the intent patterns instead: the same matches on every message the model is evaluated and
+tested on, not on sentences longer than GAP.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+
+# A pattern like `\bchange\b[^.?!]*\baddress\b` is retried at every "change" and each try reads
+# to the sentence's end: "change " * 9000 in one sentence took seconds. Such gaps are read at most
+# GAP characters (gaps() rewrites `[^...]*` as `[^...]{0,GAP}`): twice the longest sentence of any
+# message the model is evaluated or tested on and of the prompts (234 characters), so their answers
+# are those of the unbounded patterns (tests/test_offline_linear.py checks that on all of them).
+GAP = 500
+_GAP = re.compile(r"(\[\^(?!\\S)(?:\\.|[^\]\\])+\])\*")  # not [^\S\n]* (spaces but newlines: no sentence)
+
+
+BOUNDED: dict[str, str] = {}  # every pattern gaps() was given -> what it made of it (tests compare them)
+
+
+def gaps(pattern: str) -> str:
+    """The pattern with every negated class repeated `*` bounded to GAP characters."""
+    out = BOUNDED.get(pattern)
+    if out is None:
+        out = BOUNDED[pattern] = _GAP.sub(lambda m: f"{m.group(1)}{{0,{GAP}}}", pattern)
+    return out
 
 EMAIL_PATTERN = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 _LOCAL_RUN = re.compile(r"[\w.+-]+")  # the characters an email's local part is made of
@@ -28,6 +50,8 @@ class Scan:
 
     def _emails(self, text: str, pos: int) -> Iterator[re.Match]:
         """Email matches from pos on, each at the first place in its run it can start."""
+        if text.find("@", pos) < 0:  # no "@" left: no email, and no run to walk through
+            return
         for run in _LOCAL_RUN.finditer(text, pos):
             if text.startswith("@", run.end()):
                 m = self.email.match(text, max(run.start(), pos))
@@ -67,3 +91,30 @@ class Scan:
             out += [text[last:m.start()], repl(m) if callable(repl) else m.expand(repl)]
             last = m.end()
         return "".join(out) + text[last:]
+
+
+class RunStarts:
+    """finditer of `pattern`, some of whose alternatives start with `\\s+`: each was retried at
+    every position of a run of spaces, reading to its end ("refund" + " " * 16_000 took
+    seconds). `guarded` is the same pattern with `(?<!\\s)` before those alternatives, so they
+    are tried only where a run starts. From inside a run such an alternative matches exactly
+    when it does from the run's start, which is tried first, so the matches are the same;
+    only where scanning resumes inside a run (after a match that ended in one, or at `pos`)
+    is the plain pattern tried once."""
+
+    def __init__(self, pattern: str, guarded: str, flags: int = 0):
+        self.plain = re.compile(pattern, flags)
+        self.guarded = re.compile(guarded, flags)
+        self.pattern = pattern
+
+    def finditer(self, text: str, pos: int = 0, endpos: int | None = None) -> Iterator[re.Match]:
+        end = len(text) if endpos is None else endpos
+        while True:
+            m = self.plain.match(text, pos, end) if 0 < pos < end and text[pos - 1].isspace() else None
+            m = m or self.guarded.search(text, pos, end)
+            if m is None:
+                return
+            if m.end() == m.start():
+                raise ValueError(f"RunStarts: {self.pattern!r} matched the empty string")
+            yield m
+            pos = m.end()
