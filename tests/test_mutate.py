@@ -359,7 +359,8 @@ def test_the_html_page_shows_every_class_and_keeps_hostile_prompt_text_inert(tmp
 
 def test_report_writes_the_html_page_and_never_replaces_a_file_without_force(tmp_path):
     page_path = tmp_path / "mutate.html"
-    res = evals(*FAQ, "--operators", "switch", "--report", str(page_path), "--out", str(tmp_path))
+    # --workers 2 from the launcher: its spawned workers import evals/mutate.py without running it
+    res = evals(*FAQ, "--operators", "switch", "--report", str(page_path), "--out", str(tmp_path), "--workers", "2")
     assert res.returncode == 0, res.stderr
     html = page_path.read_text()
     assert html.startswith("<!doctype html>") and "switch-greet-off" in html and "mutation score" in html
