@@ -38,7 +38,7 @@ SLOW_MODULES = {
     # each over 3 s of the quick loop's time under load, with a faster module covering its layer
     "test_record_integrity", "test_review_server", "test_review_export", "test_library", "test_user_errors",
     "test_workers", "test_startup", "test_server_properties", "test_secrets", "test_serve", "test_offline_scan",
-    "test_orq_router",
+    "test_orq_router", "test_mutate_ray",
 }
 SLOW_TESTS = {
     "test_docs.py::test_the_complete_example_runs_from_an_empty_folder",

@@ -75,3 +75,27 @@ warm = Bot(temperature=0.5)
 
 async def not_mutable(inputs: dict[str, Any], seed: int) -> Turn:
     return Turn(version="x", model="rules", seed=seed, answer="hi")
+
+
+class Asking(Bot):
+    """The bot with a provider model: each run asks `openai:gpt-test` (OPENAI_BASE_URL) once, three
+    times when its prompt lacks the greeting rule, so that mutant costs more than the baseline."""
+
+    async def __call__(self, inputs: dict[str, Any], seed: int) -> Turn:
+        from langchain_core.messages import HumanMessage
+
+        from turngate.core.turn import Usage
+        from turngate.jobs.models import make_model
+
+        n = 1 if "Always greet warmly." in rules(self.prompt) else 3
+        model = make_model("openai:gpt-test", seed=seed, max_retries=0)
+        for _ in range(n):
+            await model.ainvoke([HumanMessage(user_turns(inputs)[-1])])
+        turn = await super().__call__(inputs, seed)
+        return turn.model_copy(update={"usage": Usage(llm_calls=n)})
+
+    def mutant(self, edited: Mutable, label: str) -> Asking:
+        return Asking(edited.instructions, edited.switches["crash"], label, edited.temperature)
+
+
+asking = Asking()

@@ -269,3 +269,23 @@ def test_an_interrupted_run_is_exit_2_and_kept(tmp_path):
     assert (code, passed, line) == (2, False, "interrupted: the run did not finish")
     record = load_record(path)
     assert record.meta.interrupted and record.verdict is None and len(record.runs) < 10
+
+
+def test_workers_run_a_target_named_by_its_import_path_and_refuse_an_object(tmp_path):
+    """workers=2: the conversations in two processes that import the target; the same Turns as in
+    process. An object cannot be rebuilt in a worker: one ConfigError before any call."""
+    import turngate
+    from tests import mutate_bot
+
+    bars = {"no_forbidden_action": 1.0}
+    local = turngate.run_gate("tests.mutate_bot:target", rows=mutate_bot.ROWS, thresholds=bars, seeds=[0, 1],
+                              out=tmp_path / "a", quiet=True)
+    pooled = turngate.run_gate("tests.mutate_bot:target", rows=mutate_bot.ROWS, thresholds=bars, seeds=[0, 1],
+                               out=tmp_path / "b", quiet=True, workers=2)
+    assert pooled.record.meta.workers == 2 and pooled.exit_code == local.exit_code == 0
+    answers = {(r.row_id, r.trial): r.turn.answer for r in local.record.runs}
+    assert {(r.row_id, r.trial): r.turn.answer for r in pooled.record.runs} == answers
+    with pytest.raises(turngate.ConfigError, match="a worker rebuilds the target from its import path"):
+        turngate.run_gate(mutate_bot.target, rows=mutate_bot.ROWS, thresholds=bars, out=tmp_path / "c", workers=2)
+    with pytest.raises(turngate.ConfigError, match="workers must be a whole number of at least 1"):
+        turngate.run_gate("tests.mutate_bot:target", rows=mutate_bot.ROWS, thresholds=bars, out=tmp_path, workers=0)

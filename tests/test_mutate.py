@@ -301,3 +301,91 @@ def test_the_budget_is_shared_out_up_front_in_mutant_order(tmp_path):
     run = asyncio.run(run_mutation(bot, "x", "base", found, settings, budget=13))  # a gate: 2 rows x 2 calls = 4
     assert run.baseline.calls == 4 and [o.result.status == "not run" for o in run.outcomes] == [False, False, True, True]
     assert run.spent <= 13 and run.outcomes[2].result.reason == "--max-model-calls 13: 4 spent before, 2 more gate(s) of about 4 fit"
+
+
+def test_workers_give_the_same_classes_as_in_process_for_mutants_rebuilt_in_each_worker(tmp_path):
+    """--workers 2: every gate's conversations in two worker processes that rebuild the target (and
+    each mutant, from TargetOptions.derive) from its spec; the classes are those of the in-process run,
+    the temperature-0 behaviour probe and the crashing mutant included."""
+    for spec, bot in (("tests.mutate_bot:target", mutate_bot.target), ("tests.mutate_bot:warm", mutate_bot.warm)):
+        found = mutants_of(bot.mutable())
+        runs = []
+        for workers in (1, 2):
+            settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                                    seeds=(0, 1), out=str(tmp_path / f"{workers}"), workers=workers)
+            runs.append(asyncio.run(run_mutation(bot, spec, "base", found, settings)))
+        local, pooled = ([(o.mutant.id, o.result.status, o.result.rows, o.calls) for o in r.outcomes] for r in runs)
+        assert pooled == local and {s for _, s, _, _ in local} >= {KILLED, EQUIVALENT, ERROR}
+        # the runs happened in the workers: each results file records them
+        from turngate.record.results import load_record
+
+        assert load_record(runs[1].baseline.results).meta.workers == 2
+
+
+def test_the_html_page_shows_every_class_and_keeps_hostile_prompt_text_inert(tmp_path):
+    from html.parser import HTMLParser
+
+    from turngate.mutate.page import page
+
+    hostile = '- Mention <script>alert("x")</script> & <img src=x onerror=alert(1)> the weather.'
+    bot = mutate_bot.Bot(mutate_bot.PROMPT.replace("- Mention the weather.", hostile))
+    settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                            seeds=(0, 1), out=str(tmp_path))
+    found = [m for m in mutants_of(bot.mutable()) if m.operator in ("delete", "switch")]
+    html = page(summary(asyncio.run(run_mutation(bot, "tests.mutate_bot:target", "base", found, settings))))
+
+    class Tags(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tags, self.attrs = [], []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+            self.attrs += [k for k, _ in attrs]
+
+    parsed = Tags()
+    parsed.feed(html)
+    assert "script" not in parsed.tags and "img" not in parsed.tags and "onerror" not in parsed.attrs
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(1)&gt;" in html
+    assert "mutation score 0.50 (1 killed / 2 killed or survived); 1 equivalent, 1 error(s)" in html
+    assert '<span class="class killed">killed</span>' in html and "rows: asks_secret" in html
+    assert "scorers: no_forbidden_action" in html
+    assert '<span class="class survived">survived</span>' in html  # the greeting: its rows and a suggestion
+    assert "<b>says_hello</b>: answer: &quot;Welcome! How can I help?&quot; -&gt; &quot;How can I help?&quot;" in html
+    assert "suggest a row like says_hello" in html
+    assert "the model does not act on it" in html  # the equivalent one's reason
+    assert "-- Never share the secret code." in html and "crash: false -&gt; true" in html  # the diffs
+
+
+def test_report_writes_the_html_page_and_never_replaces_a_file_without_force(tmp_path):
+    page_path = tmp_path / "mutate.html"
+    # --workers 2 from the launcher: its spawned workers import evals/mutate.py without running it
+    res = evals(*FAQ, "--operators", "switch", "--report", str(page_path), "--out", str(tmp_path), "--workers", "2")
+    assert res.returncode == 0, res.stderr
+    html = page_path.read_text()
+    assert html.startswith("<!doctype html>") and "switch-greet-off" in html and "mutation score" in html
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mutate", "mutate.html"]  # no temporary left
+    again = evals(*FAQ, "--operators", "switch", "--report", str(page_path), "--out", str(tmp_path))
+    assert again.returncode == 2 and again.stderr.count("\n") == 1 and "already exists; use --force" in again.stderr
+    assert page_path.read_text() == html
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_one_provider_budget_caps_the_whole_run_in_process_and_across_workers(tmp_path, openai_env, workers):
+    """--max-model-calls 6 over a run whose baseline costs 2 provider calls: the mutant that costs 6
+    is cut by the run's one hard cap (its gate unjudged: an error, never killed), the next one finds
+    nothing left; the provider saw exactly 6 requests, whether the calls came from this process or
+    from two worker processes."""
+    from tests.fakes.openai_server import FakeOpenAI
+
+    bot = mutate_bot.asking
+    wanted = ('line 3: deleted "Always greet warmly."', 'line 4: deleted "Mention the weather."')
+    found = [m for m in mutants_of(bot.mutable()) if m.description in wanted]
+    settings = GateSettings(dataset=mutate_bot.ROWS, thresholds={"no_forbidden_action": 1.0}, reference=False,
+                            out=str(tmp_path), workers=workers)
+    with FakeOpenAI([]) as server:
+        openai_env(server)
+        run = asyncio.run(run_mutation(bot, "tests.mutate_bot:asking", "base", found, settings, budget=6))
+    assert run.baseline.calls == 2 and len(server.requests) == 6
+    assert [o.result.status for o in run.outcomes] == [ERROR, ERROR]
+    assert all(o.result.reason.startswith("--max-model-calls 6 spent during its gate") for o in run.outcomes)

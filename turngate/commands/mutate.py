@@ -1,6 +1,6 @@
 """Mutation testing of an agent's prompt and settings: which one-change edits would the gate not notice?
 
-    evals mutate --version v3 [--dry-run] [--max-model-calls N] [--json] [--markdown FILE]
+    evals mutate --version v3 [--dry-run] [--max-model-calls N] [--json] [--markdown FILE] [--report FILE.html]
     evals mutate --agent examples.faq_bot:target --dataset rows.jsonl --thresholds bars.toml
 
 Each mutant (a sentence deleted, a rule word weakened or negated, a number or unit changed, a list
@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import sys
 from pathlib import Path
 
 from turngate.core import cli_support as cli
@@ -45,11 +46,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--edits", nargs="+", metavar="FILE.toml",
                    help="also these hand-made edits (instructions, switches, temperature; a version file as it "
                         "stands), mutants of operator 'edit'; `--operators edit` runs only them")
+    p.add_argument("--propose", type=int, metavar="N",
+                   help="also N edits proposed by a model (--proposer), mutants of operator 'llm': one call "
+                        "before the gates, not counted in --max-model-calls; invalid edits are listed and dropped")
+    p.add_argument("--proposer", metavar="MODEL",
+                   help="the model --propose asks: openai:<m> | orq:<provider/m> (default: --model when it is one)")
     p.add_argument("--mutants", nargs="+", metavar="ID", help="only the mutants whose id starts with one of these")
     p.add_argument("--parallelism", type=int, default=8, help="rows in flight at once in each gate (default 8)")
     p.add_argument("--jobs", type=int, default=1,
                    help="mutants gated at once, in this process (a provider model's calls share one budget and "
                         "limiter; the offline model is CPU-bound: no faster). Default 1")
+    p.add_argument("--workers", type=int, default=1,
+                   help="run each gate's conversations in N worker processes (CPU-bound fast models), or N Ray "
+                        "workers with --executor ray; one pool for the whole run. Default 1")
+    p.add_argument("--executor", default="local", choices=["local", "ray"],
+                   help="where conversations run, as evals gate: local (this process, or --workers processes) or "
+                        "ray (RAY_ADDRESS's cluster, else a local Ray); one provider budget for the whole run")
     p.add_argument("--judge", default=project().value("judge"),
                    help="the policy judge, when the bars name policy_judge (default: [tool.turngate] judge)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per run before it fails as 'timeout'")
@@ -64,26 +76,45 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="with --dry-run: also list every mutant's id and change")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout (the rest on stderr)")
     p.add_argument("--markdown", metavar="PATH.md", help="write the report as a Markdown section")
-    p.add_argument("--force", action="store_true", help="let --markdown replace an existing file")
+    p.add_argument("--report", metavar="PATH.html",
+                   help="write the report as a self-contained HTML page (every mutant's diff, rows and scorers)")
+    p.add_argument("--force", action="store_true", help="let --markdown and --report replace an existing file")
     return p
 
 
 def check_args(a: argparse.Namespace) -> list[int]:
-    for name, low in (("parallelism", 1), ("max_model_calls", 1), ("jobs", 1)):
+    from turngate.jobs.executors import check_executor
+
+    for name, low in (("parallelism", 1), ("max_model_calls", 1), ("jobs", 1), ("workers", 1), ("propose", 1)):
         if getattr(a, name) is not None and getattr(a, name) < low:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}")
     cli.check_positive(a.timeout, "--timeout")
     cli.check_keys(a.model, "--model")
+    if a.proposer and not a.propose:
+        raise ConfigError("--proposer: give --propose N, the number of edits to ask for")
+    if a.propose and not proposer(a):
+        raise ConfigError("--propose: name the model to ask with --proposer openai:<m> (or --model openai:<m>)")
     if not Path(a.dataset).is_file():
         raise ConfigError(f"--dataset {a.dataset}: no such dataset file")
     if not Path(a.thresholds).is_file():
         raise ConfigError(f"--thresholds {a.thresholds}: no such bars file")
     if a.no_reference and a.reference:
         raise ConfigError("--reference and --no-reference: give one")
+    check_executor(a.executor)  # --executor ray without ray installed: one line, exit 2
     cli.check_out_dir(a.out)
-    if a.markdown:
-        cli.check_new_file(a.markdown, "--markdown", force=a.force, inputs=[a.dataset, a.thresholds])
+    for flag, path in (("--markdown", a.markdown), ("--report", a.report)):
+        if path:
+            cli.check_new_file(path, flag, force=a.force, inputs=[a.dataset, a.thresholds])
+    if a.markdown and a.report and Path(a.markdown).resolve() == Path(a.report).resolve():
+        raise ConfigError(f"--markdown and --report: both {a.markdown}; give two files")
     return seeds_from_args(a.seeds, a.trials)
+
+
+def proposer(a: argparse.Namespace) -> str | None:
+    """The model --propose asks: --proposer, else --model when it is a provider's."""
+    if a.proposer:
+        return a.proposer
+    return a.model if a.model and a.model.split(":", 1)[0] in ("openai", "orq") else None
 
 
 def chosen(mutants: list[Mutant], prefixes: list[str] | None) -> list[Mutant]:
@@ -128,18 +159,36 @@ def dry_run(a, target, mutants: list[Mutant], seeds: list[int]) -> list[str]:
         fit = max(0, a.max_model_calls // max(1, calls * (2 if probes else 1)) - 1)  # the baseline first
         lines.append(f"  --max-model-calls {a.max_model_calls}: about {min(fit, len(mutants))} of {len(mutants)} "
                      "mutants fit; the rest are reported as not run")
+    if a.propose:
+        lines.append(f"  --propose {a.propose}: {proposer(a)} is asked once for up to {a.propose} more mutants before "
+                     "the gates (not asked in a dry run), each a gate like the rest")
     if a.list:
         lines += [f"  {m.id}: {m.description}" for m in mutants]
     lines.append("nothing run: no agent call, no results file written")
     return lines
 
 
+def proposed(a: argparse.Namespace, base) -> list[Mutant]:
+    """The proposer's valid edits as mutants; each one dropped is said on a line (stderr with --json)."""
+    from turngate.mutate.propose import propose
+
+    got = propose(base, a.propose, proposer(a), timeout=a.timeout)
+    say = console.print if not a.json else (lambda line, **_: print(line, file=sys.stderr))
+    say(f"--propose {a.propose}: {got.model} proposed {len(got.mutants)} valid edit(s)"
+        + (f", {len(got.dropped)} dropped" if got.dropped else ""), markup=False, highlight=False)
+    for why in got.dropped:
+        say(f"  dropped: {why}", markup=False, highlight=False)
+    return got.mutants
+
+
 @cli.guarded
 def main(argv=None) -> int:
+    from turngate.core.atomic_write import write_atomic
     from turngate.core.plugins import load_plugins
     from turngate.jobs.target import load_target, version_of
     from turngate.mutate.edits import edit_mutant
     from turngate.mutate.operators import mutants_of
+    from turngate.mutate.page import page
     from turngate.mutate.protocol import mutable_of
     from turngate.mutate.report import markdown, print_report, summary
     from turngate.mutate.runner import GateSettings, run_mutation
@@ -148,12 +197,15 @@ def main(argv=None) -> int:
     a = parser().parse_args(argv)
     seeds = check_args(a)
     load_plugins()  # the project's expect keys and scorers, before any row is read
-    target = load_target(a.agent, TargetOptions(version=a.version, model=a.model, timeout=a.timeout))
+    options = TargetOptions(version=a.version, model=a.model, timeout=a.timeout)
+    target = load_target(a.agent, options)
     base = mutable_of(target, a.agent)
     made = mutants_of(base) + [edit_mutant(path, base) for path in a.edits or []]
     ids = [m.id for m in made]
     if dup := sorted({i for i in ids if ids.count(i) > 1}):
         raise ConfigError(f"--edits: two edits make mutant {dup[0]}; give the files different names")
+    if a.propose and not a.dry_run and (not a.operators or "llm" in a.operators):
+        made += proposed(a, base)
     mutants = chosen([m for m in made if not a.operators or m.operator in a.operators], a.mutants)
     if a.dry_run:
         print("\n".join(dry_run(a, target, mutants, seeds)))  # plain lines, never wrapped
@@ -161,7 +213,8 @@ def main(argv=None) -> int:
     reference = False if a.no_reference else a.reference
     settings = GateSettings(dataset=a.dataset, thresholds=a.thresholds, reference=reference, seeds=tuple(seeds),
                             parallelism=a.parallelism, judge=a.judge, timeout=a.timeout,
-                            out=str(Path(a.out) / "mutate"))
+                            out=str(Path(a.out) / "mutate"), workers=a.workers, executor=a.executor,
+                            options=options)
     Path(settings.out).mkdir(parents=True, exist_ok=True)
     version = version_of(target)
     with use_stderr() if a.json else contextlib.nullcontext():
@@ -173,8 +226,11 @@ def main(argv=None) -> int:
         data = summary(run)
         print_report(data)
         if a.markdown:
-            Path(a.markdown).write_text(markdown(data))
+            write_atomic(a.markdown, markdown(data), what="the Markdown report")
             console.print(f"markdown: {a.markdown}", markup=False, highlight=False)
+        if a.report:
+            write_atomic(a.report, page(data), what="the HTML report")
+            console.print(f"report: {a.report}", markup=False, highlight=False)
     if a.json:
         print(json.dumps(data))
     return cli.EXIT_PASS

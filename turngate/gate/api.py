@@ -78,13 +78,15 @@ def run_gate(target: Any, *, rows: Any, thresholds: Any, reference: str | Path |
              judge: str | None = None, timeout: float = 120.0, judge_timeout: float = 60.0,
              version: str | None = None, model: str | None = None, only: list[str] | None = None,
              tags: list[str] | None = None, limit: int | None = None, upload: bool = False,
-             report: str | Path | None = None, quiet: bool = False) -> GateResult:
+             report: str | Path | None = None, quiet: bool = False, workers: int = 1, executor: str = "local",
+             pool: Any = None) -> GateResult:
     """Gate `target` on `rows` against `thresholds`; see run_gate_async for the arguments.
     Inside a running event loop (a notebook cell) it runs on a thread of its own."""
     coro = run_gate_async(target, rows=rows, thresholds=thresholds, reference=reference, seeds=seeds,
                           parallelism=parallelism, out=out, judge=judge, timeout=timeout,
                           judge_timeout=judge_timeout, version=version, model=model, only=only, tags=tags,
-                          limit=limit, upload=upload, report=report, quiet=quiet)
+                          limit=limit, upload=upload, report=report, quiet=quiet, workers=workers,
+                          executor=executor, pool=pool)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -100,7 +102,8 @@ async def run_gate_async(target: Any, *, rows: Any, thresholds: Any, reference: 
                          judge: str | None = None, timeout: float = 120.0, judge_timeout: float = 60.0,
                          version: str | None = None, model: str | None = None, only: list[str] | None = None,
                          tags: list[str] | None = None, limit: int | None = None, upload: bool = False,
-                         report: str | Path | None = None, quiet: bool = False) -> GateResult:
+                         report: str | Path | None = None, quiet: bool = False, workers: int = 1,
+                         executor: str = "local", pool: Any = None) -> GateResult:
     """Run the gate and decide it.
 
     target      an async `(inputs, seed) -> Turn`, a @target_factory (given version/model), or
@@ -112,16 +115,21 @@ async def run_gate_async(target: Any, *, rows: Any, thresholds: Any, reference: 
     seeds       the seeds to run each row at (a trial per seed), or "0-4"
     out         the directory the results file goes to (a new file each run)
     quiet       print nothing (the tables and verdict are in the result either way)
+    workers, executor   where the conversations run, as `evals gate --workers N --executor ray`
+                (the target rebuilt from its import path: a string target or a turngate AgentSpec)
+    pool        an executor already open (turngate.jobs.executors.opened), shared by several gates
     """
     started = time.perf_counter()
     try:
         gate, path = _setup(target, rows, thresholds, reference, seeds, parallelism, out, judge, timeout,
-                            judge_timeout, version, model, only, tags, limit, upload, report)
+                            judge_timeout, version, model, only, tags, limit, upload, report, workers, executor, pool)
     except DatasetError as exc:  # bad rows: the same one line, as the API's one error type
         raise ConfigError(str(exc)) from exc
-    with _quiet(quiet):
-        completed = await execute_async(gate.record, gate.pairs, gate.settings, path, gate.agents, gate.evaluators)
-        completed = completed and await confirm_async(gate.record, gate.reference, gate.settings, path, gate.agents,
+    from turngate.jobs.executors import opened
+
+    with _quiet(quiet), opened(gate.settings, gate.agents) as settings:  # one executor for both stages
+        completed = await execute_async(gate.record, gate.pairs, settings, path, gate.agents, gate.evaluators)
+        completed = completed and await confirm_async(gate.record, gate.reference, settings, path, gate.agents,
                                                       gate.evaluators)
         verdict = conclude(gate.record, path, gate.registry, gate.reference, completed, started,
                            report=str(report) if report else None)
@@ -133,10 +141,14 @@ async def run_gate_async(target: Any, *, rows: Any, thresholds: Any, reference: 
 
 
 def _setup(target, rows, thresholds, reference, seeds, parallelism, out, judge, timeout, judge_timeout, version,
-           model, only, tags, limit, upload, report) -> tuple[Prepared, Path]:
+           model, only, tags, limit, upload, report, workers=1, executor="local", pool=None) -> tuple[Prepared, Path]:
     """Every check before the first agent call, then the (empty, incomplete) results file."""
-    if not isinstance(parallelism, int) or parallelism < 1:
-        raise ConfigError(f"parallelism must be a whole number of at least 1, got {parallelism!r}")
+    from turngate.jobs.executors import check_executor
+
+    for name, value in (("parallelism", parallelism), ("workers", workers)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
+    check_executor(executor)
     cli.check_positive(timeout, "timeout")
     cli.check_positive(judge_timeout, "judge_timeout")
     cli.check_keys(model, "model")
@@ -145,11 +157,15 @@ def _setup(target, rows, thresholds, reference, seeds, parallelism, out, judge, 
     bars, bars_path = _thresholds(thresholds)
     if report:
         cli.check_new_file(report, "report", inputs=[rows if isinstance(rows, (str, Path)) else None, bars_path])
+    if (workers > 1 or executor != "local" or pool is not None) and not isinstance(target, (str, AgentSpec)):
+        raise ConfigError("workers/executor: a worker rebuilds the target from its import path: give "
+                          "'package.module:callable' (or a turngate.gate.run.AgentSpec), not the object")
     options = TargetOptions(version=version, model=model, timeout=timeout)
     agent = _agent(target, options)
     chosen = _seeds(seeds)
     settings = Settings(model=model, judge=judge, trials=len(chosen), seeds=chosen, parallelism=parallelism,
-                        timeout=timeout, upload=upload, judge_timeout=judge_timeout)
+                        timeout=timeout, upload=upload, judge_timeout=judge_timeout, workers=workers,
+                        executor=executor, pool=pool)
     reference_path = _reference_path(reference, bars_path)
     argv = [f"turngate.run_gate target={agent.spec}", f"rows={_label(rows)}", f"thresholds={bars_path or 'dict'}"]
     gate = prepare([agent], _source(rows), settings, bars, argv, reference_path=reference_path,
@@ -162,6 +178,8 @@ def _setup(target, rows, thresholds, reference, seeds, parallelism, out, judge, 
 
 def _agent(target: Any, options: TargetOptions) -> AgentSpec:
     if isinstance(target, AgentSpec):
+        if target.target is not None:  # built by the caller: noted as load_target notes it, for the plan
+            note_built(target.spec, version_of(target.target), version_file_of(target.target))
         return target.load()
     if isinstance(target, str):
         return agents_for(target, options)[0]

@@ -51,6 +51,9 @@ class TargetOptions:
     transport: str = "memory"
     max_retries: int = 8  # provider retries (turngate.jobs.model_calls.DEFAULT_MAX_RETRIES)
     timeout: float | None = None
+    # ("module:function", argument): the loaded target becomes function(target, argument), so a
+    # worker process rebuilds a derived target from the spec too (a mutant: turngate/mutate/protocol.py)
+    derive: tuple[str, str] | None = None
 
 
 def target_factory(fn: Callable[[TargetOptions], Target]) -> Callable[[TargetOptions], Target]:
@@ -130,6 +133,8 @@ def load_target(spec: str, options: TargetOptions) -> Target:
     elif options.version is not None:
         raise ConfigError(f"--agent {spec}: --version/--baseline need an agent factory "
                           "(a @target_factory callable taking TargetOptions)")
+    if options.derive is not None:
+        obj = import_object(options.derive[0])(obj, options.derive[1])
     if not _is_async_callable(obj):
         raise ConfigError(f"--agent {spec}: not an async callable (inputs, seed) -> Turn "
                           f"(got {type(obj).__name__})")

@@ -13,7 +13,7 @@ edited. Each line is cut into sentences. Text operators, each once per site:
     list     each item of a comma list ("order, customer or product") dropped: a narrower condition
 
 (a question is only deleted: it states no rule), and on settings: `switch` flips each named switch, `temperature` nudges it by 0.25 each way.
-Widening a condition by adding an item, and LLM-proposed edits, are not made (docs/mutate.md).
+Widening a condition by adding an item is not made; a model's plausible edits are (propose.py, `--propose N`).
 """
 from __future__ import annotations
 
@@ -227,4 +227,5 @@ def mutants_of(base: Mutable, operators: set[str] | None = None) -> list[Mutant]
     return [m for m in found if operators is None or m.operator in operators]
 
 
-OPERATORS = ("delete", "word", "number", "unit", "list", "switch", "temperature", "edit")  # edit: --edits FILE
+# edit: --edits FILE (edits.py); llm: --propose N (propose.py)
+OPERATORS = ("delete", "word", "number", "unit", "list", "switch", "temperature", "edit", "llm")

@@ -11,7 +11,10 @@
                                       policy). Lets the report tell "the model does not act on this
                                       line" from "no row exercises it".
 
-Nothing else is required: the gate runs a mutant like any target, in this process.
+Nothing else is required: the gate runs a mutant like any target. With --workers or --executor
+ray each worker rebuilds it: the target loaded from its spec, then mutant() called there with
+the same edit (mutation_of/rebuild, through TargetOptions.derive), so mutant() must depend only on
+the edit and the label.
 """
 from __future__ import annotations
 
@@ -51,3 +54,24 @@ def understanding_of(target: Any, instructions: str) -> Any:
     """What the target's model makes of `instructions`, or None when it does not say."""
     fn = getattr(target, "understanding", None)
     return fn(instructions) if callable(fn) else None
+
+
+REBUILD = "turngate.mutate.protocol:rebuild"  # TargetOptions.derive: a mutant rebuilt from the spec
+
+
+def mutation_of(edited: Mutable, label: str) -> tuple[str, str]:
+    """TargetOptions.derive for the mutant `edited`, versioned `label`: what a worker process (or a
+    Ray worker) needs to build the same mutant from the agent's spec (turngate.jobs.target.load_target)."""
+    import json
+
+    return REBUILD, json.dumps({"label": label, "instructions": edited.instructions,
+                                "switches": dict(edited.switches), "temperature": edited.temperature}, sort_keys=True)
+
+
+def rebuild(target: Any, payload: str) -> Any:
+    """The mutant `payload` (mutation_of) of a loaded target."""
+    import json
+
+    got = json.loads(payload)
+    label = got.pop("label")
+    return target.mutant(Mutable(**got), label)

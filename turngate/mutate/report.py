@@ -58,6 +58,22 @@ def _shown(path: Any) -> Any:
         return str(path)
 
 
+def diff(base: Any, edited: Any) -> str:
+    """The mutant's edit as a unified diff of the instructions (no context lines), then any
+    switch or temperature it changes; "" when there is no base to compare with."""
+    import difflib
+
+    if base is None:
+        return ""
+    out = list(difflib.unified_diff(base.instructions.splitlines(), edited.instructions.splitlines(),
+                                    "instructions", "mutant", n=0, lineterm=""))
+    out += [f"{name}: {str(base.switches.get(name)).lower()} -> {str(on).lower()}"
+            for name, on in edited.switches.items() if base.switches.get(name) != on]
+    if edited.temperature != base.temperature:
+        out.append(f"temperature: {base.temperature} -> {edited.temperature}")
+    return "\n".join(out)
+
+
 def summary(run: MutationRun) -> dict[str, Any]:
     counts = Counter(o.result.status for o in run.outcomes)
     return {
@@ -71,7 +87,7 @@ def summary(run: MutationRun) -> dict[str, Any]:
                      "exit_code": o.result.exit_code, "verdict": o.result.line, "findings": o.result.findings,
                      "rows": o.result.rows, "scorers": o.result.scorers, "reason": o.result.reason,
                      "changed": [asdict(c) for c in o.result.changed], "model_calls": o.calls, "runs": o.runs,
-                     "results": o.results} for o in run.outcomes],
+                     "results": o.results, "diff": diff(run.base, o.mutant.edited)} for o in run.outcomes],
         "policy_lines": policy_lines(run),
     }
 

@@ -1,4 +1,4 @@
-"""The baseline and every mutant through the gate, in this process, on the same rows, seeds,
+"""The baseline and every mutant through the gate, on the same rows, seeds,
 bars and reference (turngate.run_gate_async: the same checks, run loop, confirmation reruns and
 verdict as `evals gate`), within a model-call budget.
 
@@ -40,6 +40,12 @@ class GateSettings:
     judge: str | None = None
     timeout: float = 120.0
     out: str = "results"
+    # where the conversations run, as `evals gate --workers N --executor ray`: one executor (and one
+    # provider budget) for every gate of the run; a worker rebuilds each mutant from `agent` and
+    # `options` (TargetOptions.derive)
+    workers: int = 1
+    executor: str = "local"
+    options: Any = None  # the TargetOptions the target was loaded with (None: TargetOptions())
 
 
 @dataclass
@@ -73,19 +79,43 @@ class MutationRun:
     outcomes: list[Outcome] = field(default_factory=list)
     budget: int | None = None
     spent: int = 0
+    base: Any = None  # the target's Mutable as it stood: what each mutant's diff is against
 
 
 def calls_of(record: Record) -> int:
     return sum(r.turn.usage.llm_calls for r in record.runs)
 
 
-async def _gate(target: Any, s: GateSettings, probe: bool = False):
+@dataclass(frozen=True)
+class Where:
+    """The target as the gate takes it: its spec and options (what a worker rebuilds it from), and
+    the executor every gate of the run shares (None: in this process)."""
+    agent: str
+    options: Any
+    pool: Any = None
+
+
+def _spec(where: Where, target: Any, edited=None, label: str | None = None):
+    """The base target, or its mutant `edited` versioned `label`, as a gate's AgentSpec."""
+    from dataclasses import replace
+
+    from turngate.gate.run import AgentSpec
+    from turngate.mutate.protocol import mutation_of
+
+    if edited is None:
+        return AgentSpec(where.agent, where.options, target)
+    return AgentSpec(where.agent, replace(where.options, derive=mutation_of(edited, label)),
+                     target.mutant(edited, label))
+
+
+async def _gate(agent: Any, s: GateSettings, where: Where, probe: bool = False):
     from turngate.gate.api import run_gate_async
 
-    return await run_gate_async(target, rows=s.dataset, thresholds=s.thresholds,
+    return await run_gate_async(agent, rows=s.dataset, thresholds=s.thresholds,
                                 reference=False if probe else s.reference,
                                 seeds=list(s.seeds), parallelism=s.parallelism, out=s.out, judge=s.judge,
-                                timeout=s.timeout, quiet=True)
+                                timeout=s.timeout, quiet=True, workers=s.workers, executor=s.executor,
+                                pool=where.pool)
 
 
 def equivalent_reason(target: Any, base_text: str, mutant: Mutant) -> str:
@@ -106,36 +136,47 @@ async def run_mutation(target: Any, agent: str, version: str, mutants: list[Muta
     """The baseline's gate, then each mutant's, classified. A baseline that does not pass its own
     gate is a ConfigError: a mutant's failure would mean nothing. Each result is appended to a
     journal in settings.out, named by everything that decides it (journal.py); `resume` reuses it.
-    `jobs` mutants' gates run at once, in this process and event loop (one provider budget)."""
+    `jobs` mutants' gates run at once in this event loop; their conversations run where
+    settings.workers/executor say, on one executor opened for the whole run (one provider budget)."""
     from turngate.jobs import model_calls
+    from turngate.jobs.executors import opened
+    from turngate.jobs.runner import Settings
+    from turngate.jobs.target import TargetOptions
 
     model_calls.set_budget(budget)  # providers' calls, hard-capped over the whole run
     try:
-        return await _run(target, agent, version, mutants, settings, budget, progress, resume, jobs)
+        options = settings.options or TargetOptions()
+        base = Where(agent, options)
+        executor = Settings(workers=settings.workers, executor=settings.executor, parallelism=settings.parallelism)
+        with opened(executor, [_spec(base, target)]) as shared:  # after set_budget: the workers share it
+            where = Where(agent, options, shared.pool)
+            return await _run(target, where, version, mutants, settings, budget, progress, resume, jobs)
     finally:
         model_calls.set_budget(None)
 
 
-async def _baseline(target, version, mutable, settings) -> tuple[Baseline, Record, Record | None]:
-    base = await _gate(target, settings)
+async def _baseline(target, version, mutable, settings, where) -> tuple[Baseline, Record, Record | None]:
+    base = await _gate(_spec(where, target), settings, where)
     if base.exit_code != 0:
         raise ConfigError(f"baseline {version} does not pass its own gate ({base.verdict.headline}; {base.path}): "
                           "mutation testing needs a passing baseline")
     probe = None
     if mutable.temperature:  # behaviour compared at temperature 0 (see above)
-        cold = await _gate(target.mutant(mutable.edited(temperature=0.0), f"{version}-t0"), settings, True)
+        cold = await _gate(_spec(where, target, mutable.edited(temperature=0.0), f"{version}-t0"), settings, where,
+                           True)
         probe = cold.record
     calls = calls_of(base.record) + (calls_of(probe) if probe is not None else 0)
     return (Baseline(version, base.verdict.headline, calls, len(base.record.runs), str(base.path),
                      len(base.record.rows), str(cold.path) if probe is not None else None), base.record, probe)
 
 
-async def _run(target, agent, version, mutants, settings, budget, progress, resume, jobs) -> MutationRun:
+async def _run(target, where, version, mutants, settings, budget, progress, resume, jobs) -> MutationRun:
     from turngate.mutate import journal
 
     mutable = target.mutable()
     base_text = mutable.instructions
     started = time.perf_counter()
+    agent = where.agent
     path = journal.path_for(settings, agent, version, mutable)
     stored = journal.read(path) if resume else None
     if stored is not None:
@@ -143,11 +184,12 @@ async def _run(target, agent, version, mutants, settings, budget, progress, resu
         base_record, probe = journal.records(baseline)
         progress(f"resumed from {path}: the baseline and {len(done)} mutant(s) classified before")
     else:
-        baseline, base_record, probe = await _baseline(target, version, mutable, settings)
+        baseline, base_record, probe = await _baseline(target, version, mutable, settings, where)
         done = {}
         journal.start(path, baseline)
     calls = baseline.calls
-    run = MutationRun(agent, version, list(settings.seeds), settings, baseline, budget=budget, spent=calls)
+    run = MutationRun(agent, version, list(settings.seeds), settings, baseline, budget=budget, spent=calls,
+                      base=mutable)
     progress(f"baseline {version}: {baseline.line} ({baseline.runs} runs, {calls} model calls, "
              f"{time.perf_counter() - started:.1f} s)")
     by_index: dict[int, Outcome] = {}
@@ -168,7 +210,7 @@ async def _run(target, agent, version, mutants, settings, budget, progress, resu
     async def one(i: int) -> None:
         async with gates:
             started = time.perf_counter()
-            outcome = await _one(target, version, base_record, base_text, mutants[i], settings, probe,
+            outcome = await _one(target, where, version, base_record, base_text, mutants[i], settings, probe,
                                  mutable.temperature)
             outcome.seconds = time.perf_counter() - started
             run.spent += outcome.calls
@@ -189,18 +231,19 @@ async def _run(target, agent, version, mutants, settings, budget, progress, resu
     return run
 
 
-async def _one(target, version: str, baseline: Record, base_text: str, mutant: Mutant,
+async def _one(target, where: Where, version: str, baseline: Record, base_text: str, mutant: Mutant,
                settings: GateSettings, probe: Record | None, base_temperature: float | None = None) -> Outcome:
     from turngate.core.cli_support import user_errors
 
     label = f"{version}-{mutant.id}"
     try:
-        got = await _gate(target.mutant(mutant.edited, label), settings)
+        got = await _gate(_spec(where, target, mutant.edited, label), settings, where)
         records = [got.record]
         behaviour_of = None
         # a mutant of the temperature itself is compared on its own gate's runs: at 0 it would be the baseline
         if probe is not None and mutant.edited.temperature == base_temperature and got.exit_code == 0:
-            cold = await _gate(target.mutant(mutant.edited.edited(temperature=0.0), f"{label}-t0"), settings, True)
+            cold = await _gate(_spec(where, target, mutant.edited.edited(temperature=0.0), f"{label}-t0"), settings,
+                               where, True)
             records.append(cold.record)
             behaviour_of = (probe, cold.record)
     except user_errors() as exc:  # a mutant that cannot be built or run: an error, never silently killed
@@ -208,6 +251,10 @@ async def _one(target, version: str, baseline: Record, base_text: str, mutant: M
     except Exception as exc:  # noqa: BLE001  (the agent's own crash on an edited prompt is a finding)
         return Outcome(mutant, Classified(ERROR, reason=f"{type(exc).__name__}: {exc}".splitlines()[0]))
     result = classify(baseline, got.record, got.verdict, behaviour_of)
+    from turngate.jobs import model_calls
+
+    if result.status == ERROR and model_calls.budget().stopped:  # the run's one hard cap, wherever it was hit
+        result.reason = f"--max-model-calls {model_calls.budget().limit} spent during its gate ({result.reason})"
     if result.status == EQUIVALENT:
         result.reason = equivalent_reason(target, base_text, mutant)
     return Outcome(mutant, result, sum(map(calls_of, records)), sum(len(r.runs) for r in records), str(got.path))
