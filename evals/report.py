@@ -8,4 +8,5 @@ except ImportError as exc:  # a shell without the project's environment: one lin
                      "(. .venv/bin/activate, or pip install -e '.[dev,demo,review]')\n")
     raise SystemExit(2) from None
 
-run(["report", *sys.argv[1:]])
+if __name__ == "__main__":  # worker processes (--workers) import this file: they must not run it
+    run(["report", *sys.argv[1:]])
