@@ -320,8 +320,10 @@ class RowStop:
     rejection, and its p on the reruns made is at least its best case (failures can only rise by
     the runs not made), so the rows' family rejects something exactly when it would on every
     planned rerun. When it does, a stopped row that Holm's later, more lenient steps would also
-    have confirmed is reported flaky rather than regressed: the gate fails either way, and it
-    never confirms more than the full plan (the false-alarm bound holds).
+    have confirmed is reported flaky rather than regressed: the gate fails either way. (m counts
+    every flagged row; in the rare gate where a row's reruns leave no unit to judge, Holm's family
+    is smaller and its first step a little more lenient than the stop's level.) A stop never
+    confirms more than the full plan, so the false-alarm bound holds.
     On an unchanged version a noisy row's first reruns mostly pass: then it costs one or two
     reruns, not k (rule 1 stopped at the most lenient level instead: three to five)."""
     units: tuple[str, ...]
