@@ -38,10 +38,11 @@ from turngate.gate.run import DEFAULT_AGENT, DEFAULT_DATASET, agents_for, load_r
 from turngate.jobs.runner import Settings
 from turngate.jobs.target import TargetOptions
 from turngate.output.console import console
+from turngate.output.wording import decide
 from turngate.record.summaries import ConfirmationSummary
 from turngate.scoring.scorers import make_evaluators, registry
 from turngate.sources.row_sources import source_for
-from turngate.verdict.decide import decide, plan_reruns, rerun_stops, reruns_needed
+from turngate.verdict.decide import plan_reruns, rerun_stops, reruns_needed
 from turngate.verdict.policy import DEFAULT, GatePolicy
 from turngate.verdict.reference import DEFAULT_PATH as REFERENCE_PATH
 from turngate.verdict.reference import check_rows, load_reference
@@ -160,7 +161,7 @@ def gate_blocks(runs, rows, blocks, reference, reg, rerun=None, policy: GatePoli
     for block in blocks:
         block_runs = [r for s in block for r in by_seed.get(s, [])]
         summary = summarise(block_runs, rows, bars, len(block))
-        reruns = 0
+        reruns, per_row = 0, {}
         if rerun is not None:
             plan = plan_reruns(summary, reference, list(block), below_bar=summary.below(bars), policy=policy)
             stops = rerun_stops(summary, reference, below_bar=summary.below(bars), policy=policy)
@@ -174,12 +175,13 @@ def gate_blocks(runs, rows, blocks, reference, reg, rerun=None, policy: GatePoli
             conf = summarise(got, rows, bars, len(block))
             summary.confirmation = ConfirmationSummary.of(conf, rows=len(plan), runs=len(got))
             reruns = len(got)
+            per_row = dict(Counter(r.row_id for r in got))
         v = decide(summary, reference, reg, policy=policy)
         gave = [f"{x.row_id} / {x.scorer}" for x in v.regressed if x.kind == "row"]
         gave += [f"{n} mean" for n, s in v.scorers.items() if s.ok is False]
         gave += [f"total: {x.scorer}" for x in v.regressed if x.kind == "aggregate"]
         out.append({"seeds": format_seeds(block), "exit_code": v.exit_code, "gave_away": gave, "line": v.line,
-                    "reruns": reruns, "runs": len(block_runs), "flaky": [x.row_id for x in v.flaky]})
+                    "reruns": reruns, "rerun_rows": per_row, "runs": len(block_runs), "flaky": [x.row_id for x in v.flaky]})
     return out
 
 

@@ -125,6 +125,16 @@ def markdown(res: dict) -> str:
     return "\n".join(out)
 
 
+def policy_of(text: str) -> GatePolicy:
+    """KNOB=V,KNOB=V -> the default policy with those knobs (an unknown knob: exit 2, one line)."""
+    try:
+        values = {k.strip(): float(v) for k, v in (kv.split("=", 1) for kv in text.split(",") if kv.strip())}
+        return GatePolicy.from_dict(DEFAULT.as_dict() | values)
+    except ValueError as exc:
+        print(f"error: --policy {text}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="scripts/gate_study.py", description=__doc__.splitlines()[0])
     p.add_argument("--reference", default=str(REPO / "evals" / "reference.json"))
@@ -135,11 +145,15 @@ def main(argv=None) -> int:
     p.add_argument("--no-breaks", action="store_true", help="false alarms only")
     p.add_argument("--out", help="write the table as JSON here")
     p.add_argument("--markdown", metavar="JSON", help="print the table of docs/validation.md from a --out file, and exit")
+    p.add_argument("--policy", metavar="KNOB=V,...", default="",
+                   help="judge under the default GatePolicy with these knobs changed, e.g. reruns_lean=1,"
+                        "alpha_stage1_rows=0 (a device switched off: turngate/verdict/policy.py)")
     a = p.parse_args(argv)
     if a.markdown:
         print(markdown(json.loads(Path(a.markdown).read_text())))
         return 0
-    res = study(load_reference(a.reference), a.worlds, a.trials, a.refs, a.seed, not a.no_breaks)
+    res = study(load_reference(a.reference), a.worlds, a.trials, a.refs, a.seed, not a.no_breaks,
+                policy_of(a.policy))
     print(f"{'reference':>9} {'trials':>6} {'false alarms':>14} {'95% CI':>16}  {'reruns':>6}  "
           f"{'break, noisy row':>16} {'break, quiet row':>16}  why")
     for r in res.values():

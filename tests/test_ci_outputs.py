@@ -14,8 +14,8 @@ from junitparser.xunit2 import JUnitXml
 from turngate.commands import compare, regression
 from turngate.gate import run as gate
 from turngate.output.pr_comment import MARKER, REPORT_URL
+from turngate.output.wording import decide
 from turngate.record.results import load_record
-from turngate.verdict.decide import decide
 
 XSD = Path(__file__).parent / "data" / "junit-10.xsd"
 ANY = "*"

@@ -10,6 +10,7 @@ import pytest
 from tests.record_helpers import SCORERS, record, row, run, runs_from_pairs
 from turngate.commands.compare import main
 from turngate.output.comparison_table import print_comparison
+from turngate.output.wording import regression_lines
 from turngate.record.results import digest_of, load_record, save_record, seal_text
 from turngate.verdict.comparison import compare, regressions
 from turngate.verdict.stats import newcombe_paired_interval
@@ -87,7 +88,7 @@ def test_better_is_not_a_regression():
 
 def test_regression_lines_name_the_rule_and_the_numbers():
     base, cand = runs_from_pairs("v2", "v3", PAIRS, trials=2)
-    lines = regressions(compare(base, cand, SCORERS, baseline="v2", candidate="v3"))
+    lines = regression_lines(compare(base, cand, SCORERS, baseline="v2", candidate="v3"))
     assert len(lines) == 1
     assert lines[0].startswith("regression rule: refund_outcome: significantly worse than v2")
     assert "p=0.0391" in lines[0] and "8 pass->fail vs 1 fail->pass" in lines[0]

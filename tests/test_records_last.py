@@ -184,7 +184,7 @@ def test_a_record_of_an_earlier_layout_shows_its_stored_verdict_and_regrade_re_j
     assert not again.runs_for(again.meta.version, "confirm") and again.meta.judged_with.rule == rule.RULE
     assert "its reruns were planned by that rule" in again.meta.confirm["skipped"] and again.meta.judged_with.reference is not None
     assert show.main([str(tmp_path / "rg.json"), "--verdict"]) == 0
-    assert "judged by rule 1, against the reference copy it carries" in capsys.readouterr().out
+    assert f"judged by rule {rule.RULE}, against the reference copy it carries" in capsys.readouterr().out
     # the record written before the library's rename and the typed summary (results@2)
     assert show.main([str(OLD), "--verdict"]) == 0
     out = capsys.readouterr().out
@@ -288,4 +288,4 @@ def test_resume_finishes_a_record_of_an_earlier_layout_by_todays_rule(project, t
     capsys.readouterr()
     assert show.main([str(path), "--verdict"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].split(": ", 2)[-1].startswith("FAIL") and "judged by rule 1" in out
+    assert out.splitlines()[0].split(": ", 2)[-1].startswith("FAIL") and f"judged by rule {rule.RULE}" in out

@@ -12,10 +12,10 @@ import pytest
 
 from tests.record_helpers import record, row, run, runs_from_pairs
 from turngate.commands import report
+from turngate.output.wording import finding_text, headline
 from turngate.record.results import save_record
 from turngate.record.summaries import Correction, Finding, FindingKind, StoredVerdict
 from turngate.verdict.comparison import combined_record, worse_scorers
-from turngate.verdict.decide import headline
 
 REPO = Path(__file__).resolve().parents[1]
 INJECTION = "<script>alert('x')</script><img src=x onerror=alert(1)>"
@@ -30,7 +30,9 @@ def comparison_record():
                   user="Refund A-1001 </script><b>bold</b>")
     rows = [row(f"r{k:03d}") for k in range(12)]
     rec = combined_record(record("v2", base, rows, trials=2), record("v3", cand, rows, trials=2), rows, "v2", "v3")
-    findings = [Finding(kind=FindingKind.BASELINE, subject=n, text=t, p_value=p) for n, t, p in worse_scorers(rec.comparison)]
+    findings = [Finding(kind=FindingKind.BASELINE, subject=n, p_value=p) for n, p in worse_scorers(rec.comparison)]
+    for f in findings:
+        f.text = finding_text(f, [], rec.comparison)
     reasons = [f.text for f in findings]
     rec.verdict = StoredVerdict(exit_code=1, line="\n".join([headline(findings), *reasons]), reasons=reasons,
                                 findings=findings)  # as decide() writes it

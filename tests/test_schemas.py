@@ -11,10 +11,10 @@ import pytest
 
 from turngate.commands import regression
 from turngate.gate.recheck import recompute, registry_of
+from turngate.output.wording import decide
 from turngate.record import schemas
 from turngate.record.results import LEGACY_SCHEMAS, SCHEMA, load_record, save_record, schema_name
 from turngate.record.summaries import CellCounts, StoredVerdict, VersionSummary
-from turngate.verdict.decide import decide
 from turngate.verdict.rule import judged_with
 
 REPO = Path(__file__).resolve().parent.parent

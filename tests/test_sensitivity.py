@@ -226,7 +226,7 @@ def test_merged_shards_state_what_the_whole_gate_could_see(tmp_path, capsys, mon
 
 
 def test_a_gate_against_a_baseline_notes_the_flips_mcnemar_could_not_judge():
-    from turngate.verdict.decide import decide
+    from turngate.output.wording import decide
     from turngate.verdict.summary import summarise
 
     base, cand = runs_from_pairs("v2", "v3", [(True, False)] * 2 + [(True, True)] * 10)

@@ -13,6 +13,7 @@ import pytest
 
 from tests.record_helpers import record, row, run
 from turngate.commands.compare import main
+from turngate.output.wording import regression_lines
 from turngate.record.results import save_record
 from turngate.verdict.comparison import compare, regressions
 from turngate.verdict.stats import binom_half_cdf, holm_adjusted, log_binom_half_pmf, mcnemar_exact
@@ -137,7 +138,8 @@ def test_a_clear_regression_on_one_scorer_still_flags_among_eight():
     s = out["scorers"]["scorer_3"]
     assert s["b"] == 20 and s["p_holm"] == s["p_value"] < 1e-5  # the only scorer with a discordant pair
     assert out["worse"] == ["scorer_3"] and out["family_size"] == 1
-    assert len(lines := regressions(out)) == 1 and "Holm-adjusted p=" in lines[0]
+    assert regressions(out) == ["scorer_3"]
+    assert len(lines := regression_lines(out)) == 1 and "Holm-adjusted p=" in lines[0]
 
 
 def test_unchanged_comparisons_flag_some_scorer_at_most_5_percent_of_the_time():

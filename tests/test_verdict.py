@@ -13,9 +13,10 @@ from tests.record_helpers import record, row, run
 from turngate.commands import calibrate, regression
 from turngate.core.errors import ConfigError
 from turngate.core.seeds import format_seeds, parse_seeds
+from turngate.output.wording import decide
 from turngate.record.summaries import CellCounts, ConfirmationSummary, RunCount, VersionSummary
 from turngate.scoring.scorers import REGISTRY, registry
-from turngate.verdict.decide import decide, plan_reruns
+from turngate.verdict.decide import plan_reruns
 from turngate.verdict.policy import DEFAULT, GatePolicy
 from turngate.verdict.reference import Reference, build_reference, check_rows, dump_reference, load_reference
 from turngate.verdict.summary import summarise

@@ -86,10 +86,11 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load lazily
     from turngate.gate.api import GateResult, run_gate, run_gate_async
     from turngate.gate.run import AgentSpec, execute
     from turngate.jobs.target import Target, TargetOptions, load_target, target_factory, user_turns
+    from turngate.output.wording import decide
     from turngate.record.results import Meta, Record, RunResult, load_record
     from turngate.record.summaries import StoredVerdict, VersionSummary
     from turngate.scoring import scorers
     from turngate.scoring.case import Case
     from turngate.sources.dataset import DatasetError, Expect, Row
     from turngate.sources.row_sources import JsonlSource, ListSource, Loaded, OrqSource, RowSource
-    from turngate.verdict.decide import Verdict, decide
+    from turngate.verdict.decide import Verdict

@@ -23,6 +23,7 @@ from turngate.core import cli_support as cli
 from turngate.gate.sides import read_sides
 from turngate.output.comparison_table import print_comparison
 from turngate.output.console import console
+from turngate.output.wording import decide
 from turngate.record.results import plan_of, planned_file, save_record, stored_row_sha256
 from turngate.verdict.comparison import (
     _label,
@@ -31,7 +32,7 @@ from turngate.verdict.comparison import (
     combined_record,
     regressions,
 )
-from turngate.verdict.decide import decide, stored
+from turngate.verdict.decide import stored
 from turngate.verdict.rule import judged_with
 
 

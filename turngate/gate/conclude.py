@@ -3,7 +3,8 @@
 The decision itself is turngate.verdict.decide.decide (pure); everything here is I/O around it."""
 from __future__ import annotations
 
-from turngate.verdict.decide import Verdict, apply, decide, job_label, stored
+from turngate.output.wording import decide
+from turngate.verdict.decide import Verdict, apply, job_label, stored
 from turngate.verdict.reference import Reference
 from turngate.verdict.rule import policy_of
 

@@ -188,7 +188,8 @@ def recompute(record: Record, path: Any = None, reference: Any = False, referenc
     accepted run to judge it against (--reference: said in a note, reference_label naming it;
     None judges by the bars only); a record of an earlier rule is then judged in one stage, its
     reruns left out (they were planned by that rule)."""
-    from turngate.verdict.decide import EXIT_UNJUDGED, Verdict, decide, stored
+    from turngate.output.wording import decide
+    from turngate.verdict.decide import EXIT_UNJUDGED, Verdict, stored
 
     if record.meta.compared_files:
         return _comparison(record)
@@ -266,8 +267,9 @@ def _stored(record: Record, summary: dict, kept: Any, earlier: str):
 def _comparison(record: Record):
     """A compare.py --out record: both sides' summaries and the comparison from the runs, decided
     as compare.py decides (no bars: only the comparison)."""
+    from turngate.output.wording import decide
     from turngate.verdict.comparison import compare
-    from turngate.verdict.decide import decide, stored
+    from turngate.verdict.decide import stored
     from turngate.verdict.summary import scorer_names, summarise
 
     m = record.meta

@@ -81,7 +81,7 @@ def verdict_of(record: Record) -> tuple[str, str]:
     recomputes it from the runs first: turngate/gate/recheck.py) put it there, else turngate.verdict.decide.decide
     on the summary and bars (the same decision the gate makes; no second rule here). An
     incomplete record has none: `incomplete: N of M runs`."""
-    from turngate.verdict.decide import decide
+    from turngate.output.wording import decide
 
     if line := record.incomplete():
         return "unjudged", f"{line}: no verdict over part of the runs"

@@ -214,12 +214,13 @@ class FindingKind(StrEnum):
 
 class Finding(BaseModel):
     """One reason a verdict fails, typed: its kind, what it is about (a scorer or a row) and its
-    numbers; `text` is how the verdict words it (turngate/verdict/decide.py): readers count and
-    select findings by kind and subject, never by their text."""
+    numbers. decide() (turngate/verdict/decide.py) gives only those; `text` is how the output
+    layer words them (turngate/output/wording.py), stored so a reader of the record shows what
+    the gate printed. Readers count and select findings by kind and subject, never by their text."""
     model_config = _CONFIG
     kind: FindingKind
     subject: str = Field(description="the scorer, the row, or \"*\" for the runs failing some scorer")
-    text: str = Field(description="the reason in one line, as the verdict prints it")
+    text: str = Field("", description="the reason in one line, as the verdict prints it")
     mean: float | None = Field(None, description="bar: the scorer's mean")
     bar: float | None = Field(None, description="bar: the scorer's bar")
     p_value: float | None = Field(None, description="the p that decided (None: a bar with nothing to confirm it by)")
@@ -253,7 +254,17 @@ class FlaggedRow(BaseModel):
     p_first: float = Field(description="stage 1 (screening) p")
     p_value: float | None = Field(description="stage 2 (on the reruns alone); None: judged in one stage")
     rows: list[str] = Field(default_factory=list, description="an aggregate's rows (rerun)")
-    line: str = Field(description="the flag in one line, as the verdict prints it")
+    p_reruns: float | None = Field(None, description="an aggregate: its reruns' own p, before Fisher's "
+                                                     "combination with stage 1 (p_value)")
+    rerun_rows: int | None = Field(None, description="an aggregate: the rerun rows its reruns' p is over")
+    pooled: bool = Field(False, description="an aggregate stage 1 did not flag, tested on the reruns pooled")
+    reachable: bool = Field(True, description="a row: False when even failing every rerun could not confirm")
+    mean: float | None = Field(None, description="an aggregate of a scorer below its bar: its mean")
+    bar: float | None = Field(None, description="an aggregate of a scorer below its bar: the bar")
+    bar_stands: bool = Field(False, description="regressed only because a breach with no reruns to judge it "
+                                                "stands (fail closed)")
+    line: str = Field("", description="the flag in one line, as the verdict prints it "
+                                      "(worded by turngate/output/wording.py)")
 
     @property
     def scorer(self) -> str:

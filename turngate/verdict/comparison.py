@@ -135,30 +135,20 @@ def _p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}".rstrip("0").rstrip(".")
 
 
-def describe_scorer(name: str, s: dict, baseline: str) -> str:
-    return (f"{name}: significantly {'worse' if s['worse'] else 'better'} than {baseline} "
-            f"({_num(s['baseline_mean'])} -> {_num(s['candidate_mean'])}, difference {s['diff']:+.3f} "
-            f"[{s['low']:+.3f}, {s['high']:+.3f}], McNemar p={s['p_value']:.3g}, "
-            f"Holm-adjusted p={_holm(s):.3g}: "
-            f"{s['b']} pass->fail vs {s['c']} fail->pass over {s['n']} pairs)")
-
-
 def _holm(s: dict) -> float:
     # a comparison stored before the Holm correction has no p_holm: its raw p is what decided
     return s.get("p_holm", s["p_value"])
 
 
-def worse_scorers(comparison: dict) -> list[tuple[str, str, float]]:
-    """(scorer, its line naming the rule, its Holm-adjusted p) for each scorer significantly
-    worse than the baseline (Holm-adjusted over the scorers compared)."""
-    base = comparison["baseline"]
-    return [(n, f"regression rule: {describe_scorer(n, s, base)}", s["p_holm"])
-            for n, s in comparison["scorers"].items() if s["worse"]]
+def worse_scorers(comparison: dict) -> list[tuple[str, float]]:
+    """(scorer, its Holm-adjusted p) for each scorer significantly worse than the baseline
+    (Holm-adjusted over the scorers compared); turngate/output/wording.py words each as a line."""
+    return [(n, s["p_holm"]) for n, s in comparison["scorers"].items() if s["worse"]]
 
 
 def regressions(comparison: dict) -> list[str]:
-    """The line of each scorer significantly worse than the baseline."""
-    return [text for _, text, _ in worse_scorers(comparison)]
+    """The scorers significantly worse than the baseline."""
+    return [n for n, _ in worse_scorers(comparison)]
 
 
 def _label(record, other, suffix: str) -> str:

@@ -18,10 +18,11 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
   statistics, Bonferroni-combined (either_p): the summed failures (a rise spread over the noisy
   rows) and the summed surprise, -ln of each row's own tail p (evidence_p: a few quiet rows that
   now fail a little).
-- Stage 2 reruns each flagged row on K fresh seeds (K chosen so a row that now fails 90% of its
-  runs is confirmed with probability 0.9), the rows that failed a flagged total (aggregate_reruns),
-  and, many more times, every row that failed a *quiet* unit, one the accepted run (nearly)
-  never failed (quiet_reruns: a diffuse change shows as such rows failing a little). A rerun's
+- Stage 2 reruns each flagged row on K fresh seeds (K: the fewest reruns that confirm a row
+  now failing every run, policy.power_rate), stopping once it cannot be confirmed (RowStop), the
+  rows that failed a flagged total (aggregate_reruns), and, many more times, every row that
+  failed a *quiet* unit, one the accepted run (nearly) never failed (quiet_reruns: a diffuse
+  change shows as such rows failing a little). A rerun's
   null is the row's rate as the accepted run and this gate saw it together (with_gate), so a
   rerun p is valid whatever stage 1 showed and chose. Flagged rows are tested on their reruns
   (Holm over the flagged rows, at row_share of alpha). Every unit's total is one member of a
@@ -301,24 +302,34 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
             out.fixed[rid] = out.reruns[rid] = k
     for flag in out.rows:
         if flag.row_id not in out.fixed:
+            # the level of Holm's first step, the one K was sized for: a row that cannot reach it
+            # cannot be the first rejection, so stopping it never turns a failing gate green
             out.stops[flag.row_id] = RowStop(
                 tuple(flag.units), {u: with_gate(flag.accepted[u], flag.now[u]) for u in flag.units}, flag.reruns,
-                policy.level(FlagKind.ROW) / len(flag.units))
+                policy.level(FlagKind.ROW) / m / len(flag.units))
     return out
 
 
 @dataclass(frozen=True)
 class RowStop:
     """A row rerun only for its own flag: its reruns are made in batches (one at a time, then
-    growing, up to k: checkpoints) and stop at the first batch after which it can no longer be confirmed, even if every
-    rerun left failed every unit. That never changes a verdict: such a row's p on all k reruns
-    could not reach the most lenient level Holm could give it, so it is not confirmed either way,
-    and its p on the reruns made is at least that p (failures can only rise by the runs not made).
-    On an unchanged version a noisy row's first rerun mostly passes: then it costs one rerun, not k."""
+    growing, up to k: checkpoints) and stop at the first batch after which it can no longer reach
+    the level of Holm's first step (the row family's level over its m flagged rows and its units,
+    the level K was sized for), even if every rerun left failed every unit. That never changes
+    whether the gate fails: a row that cannot reach the first step's level cannot be Holm's first
+    rejection, and its p on the reruns made is at least its best case (failures can only rise by
+    the runs not made), so the rows' family rejects something exactly when it would on every
+    planned rerun. When it does, a stopped row that Holm's later, more lenient steps would also
+    have confirmed is reported flaky rather than regressed: the gate fails either way. (m counts
+    every flagged row; in the rare gate where a row's reruns leave no unit to judge, Holm's family
+    is smaller and its first step a little more lenient than the stop's level.) A stop never
+    confirms more than the full plan, so the false-alarm bound holds.
+    On an unchanged version a noisy row's first reruns mostly pass: then it costs one or two
+    reruns, not k (rule 1 stopped at the most lenient level instead: three to five)."""
     units: tuple[str, ...]
     accepted: dict[str, Counts]  # per unit, the accepted runs and this gate's together (with_gate)
     k: int
-    level: float  # the row family's level over its units: Holm's most lenient threshold for one unit
+    level: float  # the row family's level over its m flagged rows and its units: Holm's first step
 
     def checkpoints(self) -> list[int]:
         """After which rerun the row is looked at: each of the first four (an unchanged noisy row

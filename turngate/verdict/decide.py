@@ -15,13 +15,18 @@ the policy's alpha (turngate/verdict/policy.py), so an unchanged version fails a
 Flagged but not confirmed: "flaky" (reported, does not fail). Flagged with no reruns to judge:
 judged on stage 1 with a Bonferroni over every candidate test, else "insufficient data".
 Exit 2: nothing to judge (no runs, interrupted, a scorer with no bar).
+
+decide() gives the findings and flags as numbers and kinds only: their wording (each reason,
+each flag's line, the FAIL headline) is the output layer's, turngate/output/wording.py `word`,
+which every caller applies before printing or storing a failing verdict (stored() refuses one
+that was not worded).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from turngate.record.results import Record
 from turngate.record.summaries import (
@@ -50,7 +55,6 @@ from turngate.verdict.confirm import (
     expected_failures,
     judge,
     screen,
-    unit_label,
 )
 from turngate.verdict.policy import DEFAULT, GatePolicy
 from turngate.verdict.reference import PRIOR, Reference
@@ -69,29 +73,19 @@ class ScorerResult(BaseModel):
     accepted: float | None = None  # the accepted run's mean on the rows and runs judged now
     p_value: float | None = None  # one-sided: this many failures or more under the accepted rates
     ok: bool | None = None  # None: nothing to check (n/a) or not judged
-    reason: str | None = None
+    below_bar: bool = False  # its mean is below its bar and that stands (a finding of kind BAR)
+    reason: str | None = None  # that finding's text (worded by turngate/output/wording.py)
 
 
 class Verdict(StoredVerdict):
-    """decide()'s verdict: the stored verdict (turngate/record/summaries.py) and each scorer's result."""
+    """decide()'s verdict: the stored verdict (turngate/record/summaries.py) and each scorer's result.
+    Its findings and flags carry numbers and kinds; turngate/output/wording.py words them."""
     scorers: dict[str, ScorerResult] = Field(default_factory=dict)
-
-
-def _p(p: float) -> str:
-    return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
-
-
-def _counts(passed: int, failed: int, na: int, when: str) -> str:
-    if passed + failed == 0:
-        return f"n/a in all {na} {when}"
-    return f"passed {passed}/{passed + failed}" + (f" (+{na} n/a)" if na else "") + f" {when}"
-
-
-def row_line(row_id: str, scorer: str, ref: list[int], now: list[int], p: float) -> str:
-    """`mass_email / no_forbidden_action: passed 20/20 in the accepted run, failed 1/1 now (p = 0.024)`"""
-    runs_now = sum(now)
-    return (f"{row_id} / {scorer}: {_counts(*ref, 'in the accepted run')}, "
-            f"failed {now[1]}/{runs_now} now (p = {_p(p)})")
+    # for the wording: where the unconfirmed flags' notes go among the notes, in the order judged,
+    # and the comparison a baseline finding is about
+    _unconfirmed_at: int = PrivateAttr(0)
+    _unconfirmed: list[FlaggedRow] = PrivateAttr(default_factory=list)
+    _comparison: dict | None = PrivateAttr(None)
 
 
 def mean_test(name: str, cells: dict[str, dict[str, CellCounts]], reference: Reference, alpha: float) -> dict | None:
@@ -131,12 +125,8 @@ def runs_test(summary: Tally, reference: Reference, trials: int, alpha: float = 
     parts = [(Counts(c.failed, c.runs), accepted_units(reference, rid)[ANY]) for rid, c in failed_runs.items()
              if ANY in accepted_units(reference, rid)]
     p = aggregate_p(parts)
-    failed = sum(n.failed for n, _ in parts)
-    expected = expected_failures(parts)
-    note = (f"{failed} of {sum(n.applicable for n, _ in parts)} runs failed some scorer, {expected:.1f} expected "
-            f"from the accepted run (p = {_p(p)})")
-    return {"worse": p <= alpha, "p_value": p, "failed": failed, "expected": expected, "note": note,
-            "reason": f"failing runs: {note}"}
+    return {"worse": p <= alpha, "p_value": p, "failed": sum(n.failed for n, _ in parts),
+            "runs": sum(n.applicable for n, _ in parts), "expected": expected_failures(parts)}
 
 
 def reads_failing(scorers: Iterable[str], reference: Reference | None) -> bool:
@@ -154,76 +144,30 @@ def _without(part: _T, unknown: set[str]) -> _T:
     return part.model_copy(update={"cells": cells, "failed_runs": failed_runs})
 
 
-def _counts_text(c: Counts) -> str:
-    return f"{c.failed}/{c.applicable}"
-
-
 def _units(counts: dict[str, Counts]) -> dict[str, UnitCounts]:
     return {u: UnitCounts(failed=c.failed, runs=c.applicable) for u, c in counts.items()}
 
 
 def _flagged(x: Judged) -> FlaggedRow:
-    """One flagged row or aggregate as a verdict line: what the accepted run, this gate and the
-    reruns each showed, and the p that decided."""
+    """One flagged row or aggregate: what the accepted run, this gate and the reruns each
+    showed, and the p that decided (turngate/output/wording.py words it as a line)."""
     e = x.evidence
     if isinstance(e, RowEvidence):
-        per = []
-        for u in x.units:
-            part = f"{unit_label(u)} failed {_counts_text(e.accepted[u])} accepted, {_counts_text(e.first[u])} now"
-            if u in e.reruns:
-                part += f", {_counts_text(e.reruns[u])} on reruns"
-            per.append(part)
-        text = f"{x.key}: " + "; ".join(per)
-        text += f" (p = {_p(x.p2)})" if x.p2 is not None else f" (p = {_p(x.p1)}, no reruns)"
-        if x.status == FlagStatus.REGRESSED:
-            text = "row regressed: " + text
-        elif x.status == FlagStatus.INSUFFICIENT and x.p2 is not None:
-            text += ": even failing every rerun could not confirm against the accepted rate"
         return FlaggedRow(row_id=x.key, kind=FlagKind.ROW, status=x.status, scorers=list(x.units),
                           accepted=_units(e.accepted), first=_units(e.first), reruns=_units(e.reruns),
-                          p_first=x.p1, p_value=x.p2, line=text)
-    what = unit_label(x.key)
+                          p_first=x.p1, p_value=x.p2, reachable=e.reachable)
     first = UnitCounts(failed=e.first_failed, expected=round(e.first_expected, 2))
     rr = UnitCounts(failed=e.reruns.failed, runs=e.reruns.applicable, expected=round(e.reruns_expected, 2))
-    if e.pooled:
-        text = f"{what}: the reruns of the flagged rows, pooled"
-    else:
-        text = (f"{what}: {first.failed} failure(s) now where the accepted run makes {first.expected:g} "
-                f"likely (p = {_p(x.p1)})")
-    if x.p2 is not None:
-        text += (f"; reruns of {e.rerun_rows} row(s): {rr.failed}/{rr.runs} failed, {rr.expected:g} "
-                 f"expected" + (f" (p = {_p(e.p_reruns)}; with stage 1, p = {_p(x.p2)})"
-                                if e.p_reruns is not None else f" (p = {_p(x.p2)})"))
-    if e.rows:
-        text += " [" + ", ".join(e.rows[:3]) + (f" +{len(e.rows) - 3}" if len(e.rows) > 3 else "") + "]"
-    if x.status == FlagStatus.REGRESSED:
-        text = ("failing runs: " if x.key == ANY else "scorer worse: ") + text
     return FlaggedRow(row_id=x.key, kind=FlagKind.AGGREGATE, status=x.status, scorers=[x.key], accepted={},
-                      first=first, reruns=rr, p_first=x.p1, p_value=x.p2, rows=e.rows, line=text)
-
-
-_HEADLINE = {FindingKind.ROW: ("row regressed", "rows regressed"),
-             FindingKind.BAR: ("scorer below its bar", "scorers below their bars"),
-             FindingKind.SCORER: ("scorer worse on reruns", "scorers worse on reruns"),
-             FindingKind.FAILING_RUNS: ("rise in failing runs", "rises in failing runs"),
-             FindingKind.BASELINE: ("scorer significantly worse than the baseline",
-                                    "scorers significantly worse than the baseline")}
-
-
-def headline(findings: list[Finding]) -> str:
-    """`FAIL: 2 rows regressed, 1 scorer below its bar`: what the findings add up to, counted
-    by kind in the order each kind first appears."""
-    counts: dict[FindingKind, int] = {}
-    for f in findings:
-        counts[f.kind] = counts.get(f.kind, 0) + 1
-    return "FAIL: " + ", ".join(f"{n} {_HEADLINE[k][n != 1]}" for k, n in counts.items())
+                      first=first, reruns=rr, p_first=x.p1, p_value=x.p2, rows=e.rows, p_reruns=e.p_reruns,
+                      rerun_rows=e.rerun_rows, pooled=e.pooled)
 
 
 def _finding(x: FlaggedRow) -> Finding:
     """A confirmed flag as a reason of the verdict."""
     kind = (FindingKind.ROW if x.kind == FlagKind.ROW else
             FindingKind.FAILING_RUNS if x.row_id == ANY else FindingKind.SCORER)
-    return Finding(kind=kind, subject=x.row_id, text=x.line, p_value=x.p_value)
+    return Finding(kind=kind, subject=x.row_id, p_value=x.p_value)
 
 
 def decide(subject: Record | VersionSummary | None, reference: Reference | None = None,
@@ -274,8 +218,8 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
         if registry is not None and s.n:
             r.ok = s.mean >= bar - 1e-12 if bar is not None else None
             if r.ok is False:
-                r.reason = f"{name}: mean {s.mean:.3f} < bar {bar:.2f}"
-                bar_findings[name] = Finding(kind=FindingKind.BAR, subject=name, text=r.reason, mean=s.mean, bar=bar)
+                r.below_bar = True
+                bar_findings[name] = Finding(kind=FindingKind.BAR, subject=name, mean=s.mean, bar=bar)
                 findings.append(bar_findings[name])
             if reference is not None and (t := mean_test(name, cells, reference, policy.alpha_means)):
                 # shown, not decided here: a significant drop is a screen (stage 1) that the
@@ -297,23 +241,19 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
                            and (x.status != FlagStatus.REGRESSED or set(x.evidence.rows) <= regressed_rows))]
         for x in flagged:
             bar = x.kind == FlagKind.AGGREGATE and x.row_id in below
+            if bar:
+                x.mean, x.bar = results[x.row_id].mean, results[x.row_id].bar
             if bar and confirmation is not None and x.p_value is not None and x.status != FlagStatus.REGRESSED:
                 # a bar breached at stage 1 whose rows pass on reruns as accepted: a fluke, not a red light
                 r = results[x.row_id]
                 findings.remove(bar_findings.pop(x.row_id))
-                r.ok, x.line = None, f"{r.reason} at stage 1, not confirmed: {x.line}"
-                r.reason = None
+                r.ok, r.below_bar = None, False
             elif bar:
                 if x.status == FlagStatus.REGRESSED:
-                    r, rr = results[x.row_id], x.reruns
-                    confirmed = (f"{r.reason}, confirmed on reruns of {len(x.rows)} row(s): {rr.failed}/{rr.runs} "
-                                 f"failed, {rr.expected:g} expected (p = {_p(x.p_value)})") if rr.runs else r.reason
-                    if x.rows:
-                        confirmed += " [" + ", ".join(x.rows[:3]) + (f" +{len(x.rows) - 3}" if len(x.rows) > 3 else "") + "]"
-                    f = bar_findings[x.row_id]
-                    f.text = r.reason = confirmed
-                    f.p_value = x.p_value
-                x.status = FlagStatus.REGRESSED  # a breach with nothing to confirm it by stands (fail closed)
+                    bar_findings[x.row_id].p_value = x.p_value  # confirmed (on reruns, or in one stage)
+                else:
+                    x.bar_stands = True  # a breach with nothing to confirm it by stands (fail closed)
+                x.status = FlagStatus.REGRESSED
             elif x.status == FlagStatus.REGRESSED:
                 if x.kind == FlagKind.AGGREGATE and x.rows and set(x.rows) <= {
                         y.row_id for y in flagged if y.kind == FlagKind.ROW and y.status == FlagStatus.REGRESSED}:
@@ -329,14 +269,14 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
             notes.append(f"confirmation: {confirmation.rows} flagged row(s) rerun on fresh seeds, "
                          f"{confirmation.runs} runs"
                          + (f" (+{confirmation.share:.0%} of the gate's runs)" if confirmation.share else ""))
-        for x in flagged:
-            if x.status != FlagStatus.REGRESSED:
-                notes.append(f"{x.status}: {x.line}")
+        unconfirmed_at, unconfirmed = len(notes), [x for x in flagged if x.status != FlagStatus.REGRESSED]
+    else:
+        unconfirmed_at, unconfirmed = len(notes), []
     if comparison is not None and fail_on_regression:
         from turngate.verdict.comparison import worse_scorers
 
-        findings += [Finding(kind=FindingKind.BASELINE, subject=name, text=text, p_value=p)
-                     for name, text, p in worse_scorers(comparison)]
+        findings += [Finding(kind=FindingKind.BASELINE, subject=name, p_value=p)
+                     for name, p in worse_scorers(comparison)]
     scope = []
     if registry is not None:
         scope.append("every scorer at or above its bar")
@@ -348,7 +288,7 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
     if unjudged:
         return Verdict(exit_code=EXIT_UNJUDGED, line="cannot judge: " + "; ".join(unjudged), reasons=unjudged,
                        scorers=results, notes=notes)
-    reasons = [f.text for f in findings]
+    reasons: list[str] = []  # a failing verdict's: its findings worded (turngate/output/wording.py)
     sight, unseen = None, []
     if comparison is not None:
         # what McNemar could reach with these pairs (turngate/verdict/pair_power.py): flips it
@@ -360,7 +300,7 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
         if registry is not None or findings:
             notes += [f"baseline comparison: {x}" for x in unseen]
     if findings:
-        code, line = EXIT_FAIL, "\n".join([headline(findings)] + reasons)
+        code, line = EXIT_FAIL, ""  # the headline and the reasons: turngate/output/wording.py
     elif comparison is not None and registry is None and not fail_on_regression and regressions_of(comparison):
         code = EXIT_PASS
         line = (f"{len(regressions_of(comparison))} scorer(s) significantly worse "
@@ -376,11 +316,13 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
         code, line = EXIT_PASS, "PASS: " + ("; ".join(scope) or "nothing to judge against")
     if registry is not None and reference is None:
         notes.append("no reference: judged by the bars only")
-    return Verdict(exit_code=code, line=line, reasons=reasons, findings=findings, scorers=results, notes=notes,
-                   regressed=[x for x in flagged if x.status == FlagStatus.REGRESSED],
-                   flaky=[x for x in flagged if x.status == FlagStatus.FLAKY],
-                   insufficient=[x for x in flagged if x.status == FlagStatus.INSUFFICIENT],
-                   confirmation=confirmation, sensitivity=sight if registry is None else None)
+    verdict = Verdict(exit_code=code, line=line, reasons=reasons, findings=findings, scorers=results, notes=notes,
+                      regressed=[x for x in flagged if x.status == FlagStatus.REGRESSED],
+                      flaky=[x for x in flagged if x.status == FlagStatus.FLAKY],
+                      insufficient=[x for x in flagged if x.status == FlagStatus.INSUFFICIENT],
+                      confirmation=confirmation, sensitivity=sight if registry is None else None)
+    verdict._unconfirmed_at, verdict._unconfirmed, verdict._comparison = unconfirmed_at, unconfirmed, comparison
+    return verdict
 
 
 def regressions_of(comparison: dict) -> list[str]:
@@ -446,7 +388,11 @@ def apply(summary: VersionSummary, verdict: Verdict) -> None:
 
 def stored(verdict: Verdict) -> StoredVerdict:
     """What a results file keeps as its verdict: all but the per-scorer results (apply() put
-    those in the summary)."""
+    those in the summary). A verdict decide() made must have been worded first
+    (turngate/output/wording.py): a record keeps what the gate printed."""
+    if any(not f.text for f in verdict.findings) or any(
+            not x.line for x in verdict.regressed + verdict.flaky + verdict.insufficient):
+        raise ValueError("stored(): the verdict's findings were not worded (turngate.output.wording.word)")
     return StoredVerdict.model_validate(verdict.model_dump(exclude={"scorers"}))
 
 
