@@ -219,6 +219,27 @@ def check_one_edit(data: dict, edit) -> tuple:
 
 # -- the property --------------------------------------------------------------------------------
 
+FRESH = "TURNGATE_READERS_PROPERTY"  # set in the fresh process that runs the property
+
+
+def test_the_property_holds_in_a_fresh_process():
+    """The property below, run in an interpreter of its own: late in the whole suite's one
+    process (after ~1,470 other tests) it once grew that process past 24 GB, which it never does
+    on its own or after either half of the tests before it (noted as an open finding); its 300
+    edits and every reader are the same either way."""
+    import os
+    import subprocess
+    import sys
+
+    if os.environ.get(FRESH):
+        pytest.skip("this is the fresh process")
+    test = f"{__file__}::test_any_single_edit_is_refused_by_every_reader_or_judged_alike_by_all"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+                          env={**os.environ, FRESH: "1"}, capture_output=True, text=True)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+@pytest.mark.skipif(not __import__("os").environ.get(FRESH), reason="run in a fresh process by the test above")
 @settings(max_examples=300, deadline=None, derandomize=True,  # the same edits in CI as here
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
