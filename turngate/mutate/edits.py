@@ -6,7 +6,7 @@ version file's own words:
     redact = false                                           # a switch by its name
     temperature = 0.5                                        # or model = "offline:temperature=0.5"
 
-Northwind's version files (app/refund_agent/versions/*.toml) are such files as they stand: their
+A project's own version files are such files as they stand: their
 description is ignored, their model may differ only in its temperature."""
 from __future__ import annotations
 

@@ -7,7 +7,7 @@
                                       a target built from an edited copy, versioned `label`
     understanding(instructions) -> object   (optional) what its model makes of a prompt, comparable
                                       with ==: equal for two prompts means the model cannot act
-                                      differently on them (Northwind: the offline model's parsed
+                                      differently on them (e.g. an offline model's parsed
                                       policy). Lets the report tell "the model does not act on this
                                       line" from "no row exercises it".
 

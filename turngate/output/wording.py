@@ -29,7 +29,7 @@ def _rows(rows: list[str]) -> str:
 
 
 def bar_text(name: str, mean: float, bar: float) -> str:
-    """`refund_outcome: mean 0.903 < bar 0.95`"""
+    """`tool_use: mean 0.903 < bar 0.95`"""
     return f"{name}: mean {mean:.3f} < bar {bar:.2f}"
 
 
