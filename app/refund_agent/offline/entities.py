@@ -219,15 +219,21 @@ def _not_name(word: str) -> bool:
     return w in _NOT_NAMES or w in PRODUCT_WORDS or lexicon_word(w)
 
 
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+
+
 def _names(text: str) -> list[str]:
     """Two adjacent capitalised words that are not ordinary words ("Ana Silva"),
     plus possessive first names ("Dana's"). Scans word by word so "Summarise Ben
     Okafor" still finds "Ben Okafor"."""
-    words = [(m.group(0), m.start(), m.end()) for m in re.finditer(r"[A-Za-z][A-Za-z'’-]*", text)]
+    words = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text)]
     names, i = [], 0
     while i < len(words) - 1:
         (w1, _, e1), (w2, s2, _) = words[i], words[i + 1]
-        w2 = re.sub(r"(?:'s|’s)$", "", w2)
+        if not ("A" <= w1[0] <= "Z" and "A" <= w2[0] <= "Z"):  # NAME_WORD's first letter, cheaply
+            i += 1
+            continue
+        w2 = w2[:-2] if w2.endswith(("'s", "’s")) else w2
         if (NAME_WORD.fullmatch(w1) and NAME_WORD.fullmatch(w2) and text[e1:s2] == " "
                 and not _not_name(w1) and not _not_name(w2)):
             names.append(f"{w1} {w2}")

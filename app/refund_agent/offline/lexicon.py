@@ -117,9 +117,13 @@ _PHRASES: list[tuple[str, str]] = [
 _COMPILED = [(re.compile(p, re.I), r) for p, r in _PHRASES]
 
 # A phrase made only of plain words ("\\bnicht\\b|\\bkein\\b") can only match where one of them is a
-# substring: on an ASCII text (where re.I folds nothing else to these letters) that cheap test
-# skips the substitution, which would change nothing. Each phrase read the whole of a long message.
-_PLAIN = re.compile(r"(?:\\b)?([a-zäöüßéèêàçñáíóúâîôûëïü' ]+)(?:\\b)?")
+# substring of the lower-cased text, unless the text holds a character re.I folds onto one of their
+# letters that lower() leaves as it is: FOLDS (tests/test_offline_linear.py derives them from all
+# of Unicode). Without those the cheap test skips a substitution that would change nothing; each
+# phrase read the whole of a long message.
+NEEDLE_LETTERS = "a-zäöüßéèêàçñáíóúâîôûëïü' "
+FOLDS = ("ı", "ſ")  # dotless i, long s: re.I matches them with i and s
+_PLAIN = re.compile(rf"(?:\\b)?([{NEEDLE_LETTERS}]+)(?:\\b)?")
 
 
 def _needles(pattern: str) -> tuple[str, ...] | None:
@@ -177,12 +181,12 @@ def correct(token: str) -> str:
 @lru_cache(maxsize=4096)
 def gloss(text: str) -> str:
     low = text.lower().replace("’", "'").replace("¿", " ").replace("¡", " ")
-    ascii_ = low.isascii()
+    plain = not any(f in low for f in FOLDS)
     for (pattern, english), needles in zip(_COMPILED, _NEEDLES, strict=True):
-        if ascii_ and needles is not None and not any(n in low for n in needles):
+        if plain and needles is not None and not any(n in low for n in needles):
             continue
         low = pattern.sub(english, low)
-        ascii_ = ascii_ and english.isascii()
+        plain = plain and not any(f in english for f in FOLDS)
     return _TOKEN.sub(lambda m: correct(m.group(0)), low)
 
 

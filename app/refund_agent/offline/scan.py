@@ -35,7 +35,10 @@ def gaps(pattern: str) -> str:
     return out
 
 EMAIL_PATTERN = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
-_LOCAL_RUN = re.compile(r"[\w.+-]+")  # the characters an email's local part is made of
+# A whole run of local-part characters followed by "@domain.tld" (exactly when an email can start
+# in it): tried only where a run starts (the lookbehind), read without backtracking (`++`), so one
+# C-level scan finds the candidates and "a@a@a@..." (64 KB, no email) costs no Python loop per run.
+_CANDIDATE = r"(?<![\w.+-])[\w.+-]++(?=@[\w-]+\.[\w-])"
 
 
 class Scan:
@@ -44,6 +47,8 @@ class Scan:
 
     def __init__(self, head: str | None = None, flags: int = 0):
         self.email = re.compile(EMAIL_PATTERN, flags)
+        self.local = re.compile(r"[\w.+-]+", flags)
+        self.candidate = re.compile(_CANDIDATE, flags)
         self.head = re.compile(head, flags) if head is not None else None
         self.plain = re.compile(f"{head}|{EMAIL_PATTERN}" if head is not None else EMAIL_PATTERN, flags)
         self.pattern = self.plain.pattern
@@ -52,12 +57,25 @@ class Scan:
         """Email matches from pos on, each at the first place in its run it can start."""
         if text.find("@", pos) < 0:  # no "@" left: no email, and no run to walk through
             return
-        for run in _LOCAL_RUN.finditer(text, pos):
-            if text.startswith("@", run.end()):
-                m = self.email.match(text, max(run.start(), pos))
+        n = len(text)
+        while True:
+            # pos inside a run (at the start, or after a match that ended in one): the rest of
+            # that run is a candidate the lookbehind cannot see
+            if 0 < pos < n and self.local.match(text, pos - 1, pos) and self.local.match(text, pos, pos + 1):
+                run_end = self.local.match(text, pos).end()
+                m = self.email.match(text, pos) if text.startswith("@", run_end) else None
                 if m:
                     yield m
-                    pos = m.end()  # scanning goes on after the match
+                    pos = m.end()
+                    continue
+                pos = run_end
+            candidate = self.candidate.search(text, pos)
+            if candidate is None:
+                return
+            m = self.email.match(text, candidate.start())
+            if m:  # always: the lookahead is the email's own condition
+                yield m
+            pos = m.end() if m else candidate.end()
 
     def finditer(self, text: str) -> Iterator[re.Match]:
         if self.head is None:
