@@ -1,5 +1,13 @@
 """Fixtures shared by the tests that talk to the local OpenAI-compatible fake."""
+import os
+
 import pytest
+
+# pytest-xdist's workers get COLUMNS=80, which rich (in process and in the commands the tests
+# start) would wrap paths and ids at; a run without xdist has no COLUMNS when piped.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 
 @pytest.fixture
@@ -26,7 +34,7 @@ def small_gate_record(tmp_path_factory) -> str:
 
 # The quick loop, `pytest -m "not slow"`: every layer's own tests in about a minute. Slow are the
 # tests that run whole gates, studies, subprocess commands, a wheel build, a browser or a Ray
-# cluster; the README's `pytest -q` (and CI) runs them all. Chosen by `pytest --durations=0`.
+# cluster; the README's `pytest -q -n auto` (and CI) runs them all. Chosen by `pytest --durations=0`.
 SLOW_MODULES = {
     "test_standalone", "test_ray_executor", "test_report_browser", "test_review_browser",
     "test_review_browser_northwind", "test_gate_study", "test_gate_power", "test_faults", "test_faults_env",

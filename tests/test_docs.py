@@ -70,10 +70,10 @@ def test_the_two_commands_are_the_ones_ci_runs():
     install = ("python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[dev,demo,review]' && "
                "python evals/regression.py --version v3")
     assert f"```bash\n{install}\n```" in text
-    assert "```bash\npytest -q\n```" in text
+    assert "```bash\npytest -q -n auto\n```" in text
     ci = (REPO / ".ci" / "run").read_text()
     assert "pip install -q -e '.[dev,demo,review,ray,browser,study]'" in ci  # CI skips no test
-    assert [line for line in ci.splitlines() if line.startswith("pytest")] == ["pytest -q"]
+    assert [line for line in ci.splitlines() if line.startswith("pytest")] == ["pytest -q -n auto"]
 
 
 def test_the_cli_reference_is_generated_from_the_parsers():
