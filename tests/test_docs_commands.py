@@ -108,7 +108,7 @@ FIXTURES = [
     ("validation-gate.md", r"--seeds 60000-60019", "--seeds 60000-60019 --dataset .scratch/rows.jsonl", STUDY),
     ("mutate.md", r"^(python evals/mutate\.py --version v3 --markdown mutate\.md)$", r"\1 --operators switch",
      "every mutant of v3 is ~10 min of gates: the switches' two mutants run the same path"),
-    ("mutate.md", r"^(evals mutate --agent examples\.faq_bot:target .*thresholds\.toml)", r"\1 --operators switch",
+    ("mutate.md", r"^(evals mutate --agent examples\.faq_bot:target .*thresholds\.toml)(?!.*--mutants)", r"\1 --operators switch",
      "the FAQ bot's 37 mutants take minutes: its switch's mutant runs the same path"),
 ]
 # rows on which every scorer has a verdict and v3's runs pass each bar (a calibration needs both)
