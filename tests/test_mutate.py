@@ -42,6 +42,8 @@ def test_operators_make_the_expected_mutants_of_a_small_text():
         "line 1: list dropped 'order': \"order, customer or product\" -> \"customer or product\"",
         "line 1: list dropped 'customer': \"order, customer or product\" -> \"order or product\"",
         "line 1: list dropped 'product': \"order, customer or product\" -> \"order or customer\"",
+        'line 1: list added \'account\': "tools; never guess order, customer or product facts." -> '
+        '"tools; never guess order, customer, product or account facts."',
         'line 4: deleted "Refunds up to 200 USD only."',
         'line 4: number doubled: "Refunds up to 200 USD only." -> "Refunds up to 400 USD only."',
         'line 4: number halved: "Refunds up to 200 USD only." -> "Refunds up to 100 USD only."',

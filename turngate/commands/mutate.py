@@ -2,6 +2,7 @@
 
     evals mutate --version v3 [--dry-run] [--max-model-calls N] [--json] [--markdown FILE] [--report FILE.html]
     evals mutate --agent examples.faq_bot:target --dataset rows.jsonl --thresholds bars.toml
+    evals mutate --version v3 --review review/        # survivors as draft failure modes for evals review
 
 Each mutant (a sentence deleted, a rule word weakened or negated, a number or unit changed, a list
 item dropped, a switch flipped, the temperature nudged) goes through the gate on the baseline's
@@ -78,7 +79,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", metavar="PATH.md", help="write the report as a Markdown section")
     p.add_argument("--report", metavar="PATH.html",
                    help="write the report as a self-contained HTML page (every mutant's diff, rows and scorers)")
-    p.add_argument("--force", action="store_true", help="let --markdown and --report replace an existing file")
+    p.add_argument("--review", metavar="DIR",
+                   help="hand the survivors to evals review: their records and a review file in DIR, each "
+                        "survivor a draft failure mode with its changed runs noted (evals review then opens it)")
+    p.add_argument("--force", action="store_true",
+                   help="let --markdown and --report replace an existing file, and --review its review file")
     return p
 
 
@@ -105,6 +110,10 @@ def check_args(a: argparse.Namespace) -> list[int]:
     for flag, path in (("--markdown", a.markdown), ("--report", a.report)):
         if path:
             cli.check_new_file(path, flag, force=a.force, inputs=[a.dataset, a.thresholds])
+    if a.review:
+        from turngate.mutate.handoff import check_folder
+
+        check_folder(a.review, a.force)
     if a.markdown and a.report and Path(a.markdown).resolve() == Path(a.report).resolve():
         raise ConfigError(f"--markdown and --report: both {a.markdown}; give two files")
     return seeds_from_args(a.seeds, a.trials)
@@ -231,6 +240,15 @@ def main(argv=None) -> int:
         if a.report:
             write_atomic(a.report, page(data), what="the HTML report")
             console.print(f"report: {a.report}", markup=False, highlight=False)
+        if a.review:
+            from turngate.mutate.handoff import write_handoff
+
+            handed = write_handoff(run, a.review)
+            data["review"] = {"folder": str(handed.folder), "file": str(handed.review), "survivors": handed.survivors,
+                              "runs": handed.runs, "command": handed.command}
+            console.print(f"review: {handed.survivors} survivor(s), {handed.runs} changed run(s) noted in "
+                          f"{handed.review}; open them with: {handed.command}" if handed.survivors else
+                          "review: no survivor to hand over; nothing written", markup=False, highlight=False)
     if a.json:
         print(json.dumps(data))
     return cli.EXIT_PASS

@@ -40,7 +40,7 @@ def start(path: Path, baseline) -> None:
 def add(path: Path, outcome) -> None:
     with path.open("a") as f:
         f.write(json.dumps({"id": outcome.mutant.id, "result": asdict(outcome.result), "calls": outcome.calls,
-                            "runs": outcome.runs, "results": outcome.results, "seconds": outcome.seconds}) + "\n")
+                            "runs": outcome.runs, "results": outcome.results, "seconds": outcome.seconds, "probe": outcome.probe}) + "\n")
 
 
 def read(path: Path):
@@ -64,4 +64,5 @@ def outcome(mutant: Mutant, line: dict):
 
     result = dict(line["result"])
     result["changed"] = [RowChange(**c) for c in result.get("changed", [])]
-    return Outcome(mutant, Classified(**result), line["calls"], line["runs"], line["results"], line["seconds"])
+    return Outcome(mutant, Classified(**result), line["calls"], line["runs"], line["results"], line["seconds"],
+                   line.get("probe"))  # absent from a journal written before the review hand-off

@@ -10,10 +10,13 @@ edited. Each line is cut into sentences. Text operators, each once per site:
              explicitly dropped) or negate one (can't -> can, can -> can't, may -> may not, not dropped)
     number   each number doubled and halved (times like 9:00 and ids like A-1005 are left alone)
     unit     the unit after a number swapped (USD <-> EUR, days <-> weeks, hours -> days, ...)
-    list     each item of a comma list ("order, customer or product") dropped: a narrower condition
+    list     each item of a comma list ("order, customer or product") dropped: a narrower condition;
+             and an enumeration of siblings ("delivered or shipped", "EUR, USD or GBP", a lone
+             status in an "only" sentence) narrowed or widened by its family's nearest member
+             (enumerations.py)
 
 (a question is only deleted: it states no rule), and on settings: `switch` flips each named switch, `temperature` nudges it by 0.25 each way.
-Widening a condition by adding an item is not made; a model's plausible edits are (propose.py, `--propose N`).
+A model's plausible edits are propose.py's (`--propose N`).
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from turngate.mutate.enumerations import enumeration_edits
 from turngate.mutate.protocol import Mutable
 
 TEMPERATURE_STEP = 0.25
@@ -140,6 +144,8 @@ def _edits(text: str, a: int, b: int) -> list[tuple[str, int, int, str, str]]:
             kept = items[:k] + items[k + 1:]
             new = (", ".join(kept[:-1]) + f" {m.group(3)} " + kept[-1]) if len(kept) > 1 else kept[0]
             out.append(("list", a + m.start(), a + m.end(), new, f"dropped {items[k]!r}"))
+    for start, end, new, kind in enumeration_edits(s):  # lists of siblings narrowed or widened
+        out.append(("list", a + start, a + end, new, kind))
     return out
 
 
@@ -184,7 +190,7 @@ def text_mutants(base: Mutable) -> list[Mutant]:
                 new = text[:s] + repl + text[e:]
                 if not repl and text[s].isupper() and e < len(text):  # "Only orders" -> "Orders"
                     new = text[:s] + text[e].upper() + text[e + 1:]
-                if op == "list":
+                if op == "list" and kind.startswith("dropped"):
                     before, after = text[s:e], repl
                 else:
                     before, after = _context(text, s, e, a, b), _context(new, s, s + len(repl), a, b + len(repl) - (e - s))

@@ -56,6 +56,7 @@ class Outcome:
     runs: int = 0
     results: str | None = None
     seconds: float = 0.0
+    probe: str | None = None  # its temperature-0 run's results file, when behaviour was compared there
 
 
 @dataclass
@@ -239,13 +240,13 @@ async def _one(target, where: Where, version: str, baseline: Record, base_text: 
     try:
         got = await _gate(_spec(where, target, mutant.edited, label), settings, where)
         records = [got.record]
-        behaviour_of = None
+        behaviour_of, probe_path = None, None
         # a mutant of the temperature itself is compared on its own gate's runs: at 0 it would be the baseline
         if probe is not None and mutant.edited.temperature == base_temperature and got.exit_code == 0:
             cold = await _gate(_spec(where, target, mutant.edited.edited(temperature=0.0), f"{label}-t0"), settings,
                                where, True)
             records.append(cold.record)
-            behaviour_of = (probe, cold.record)
+            behaviour_of, probe_path = (probe, cold.record), str(cold.path)
     except user_errors() as exc:  # a mutant that cannot be built or run: an error, never silently killed
         return Outcome(mutant, Classified(ERROR, reason=str(exc).splitlines()[0]))
     except Exception as exc:  # noqa: BLE001  (the agent's own crash on an edited prompt is a finding)
@@ -257,4 +258,5 @@ async def _one(target, where: Where, version: str, baseline: Record, base_text: 
         result.reason = f"--max-model-calls {model_calls.budget().limit} spent during its gate ({result.reason})"
     if result.status == EQUIVALENT:
         result.reason = equivalent_reason(target, base_text, mutant)
-    return Outcome(mutant, result, sum(map(calls_of, records)), sum(len(r.runs) for r in records), str(got.path))
+    return Outcome(mutant, result, sum(map(calls_of, records)), sum(len(r.runs) for r in records), str(got.path),
+                   probe=probe_path)
