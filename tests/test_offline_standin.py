@@ -118,3 +118,10 @@ def test_a_request_no_tool_serves_is_asked_about_not_dropped():
     turn = ask_agent(["Can you change the colour of the keyboard in A-1004 to white?"], "v3", model=T0)
     assert writes(turn) == [] and "not able to do that" in turn.answer and turn.answer.rstrip().endswith("?")
     assert not understand("Can you tell me where A-1002 is?").unknown_request
+
+
+def test_a_refund_talked_about_is_not_asked_about_and_no_pronoun_is_a_name():
+    from app.refund_agent.offline.entities import extract
+    assert extract("Nothing's shown up on my card yet. I'm Chen Wei.").names == ["Chen Wei"]
+    turn = ask_agent(["Nothing's shown up on my card yet for the refund."], "v3", model=T0)
+    assert writes(turn) == [] and not offer_kinds(turn.answer) and "did not understand" not in turn.answer

@@ -241,6 +241,7 @@ mis dónde cuándo por qué non è il mio dove quando perché não é o meu onde
 ich möchte habe hat über mit einem einer eine zu von für auf im am wie was wer sehr schon
 je suis ai avez une un des pour avec sur dans que qui yo tengo tiene una para con en quien
 io ho ha sono che eu tenho tem com em
+up down out off over yet nothing something anything everything nobody someone anyone everyone
 """.split())
 
 

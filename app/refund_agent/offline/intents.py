@@ -370,6 +370,10 @@ _UNKNOWN_ASK = re.compile(r"^\W*(?:(?:hi|hello|hey|also|and)\W+)*(?:(?:can|could
                           r"say|answer|do (?:it|that|this)|go ahead|be)\b)[a-z]+")
 
 
+# A write named as a thing that exists ("the refund", "my refund"), right before its word.
+_MENTION = re.compile(r"\b(?:the|my|your|her|his|their|our|this|that)\s+$")
+
+
 def _trigger(action: str, clause: str, gloss_: str) -> int:
     """Where the words asking for `action` start in the clause's gloss."""
     m = ACTION_RX[action].search(gloss_) or (EMAIL_TO_ANY.search(gloss_) if action == "email_send" else None)
@@ -443,6 +447,8 @@ def _clauses(turn: Turn) -> None:
                 how = certainty.judge(cg, span, request=request, message_gloss=turn.low, action=a, after=after,
                                       described=described)
                 if not how.sure:
+                    if "it is not put as a request" in how.why and _MENTION.search(cg[:span[0]]):
+                        continue  # "nothing's shown up for the refund": a refund talked about, not asked for
                     turn.unsure.append((a, p["orders"], how.why[0] if how.why else "unclear"))
                     continue
                 candidates.append((a, p["orders"], True))
@@ -493,6 +499,12 @@ def _mistyped_ids(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _without(text: str, names: list[str]) -> str:
+    for name in names:
+        text = text.replace(name, " ")
+    return text
+
+
 def understand(text: str) -> Turn:
     numtext = words_to_digits(text)
     e = extract(numtext)
@@ -502,7 +514,8 @@ def understand(text: str) -> Turn:
     said = clauses.unreported(text)
     turn.questions = _questions(said, gloss(said), e) if said != text else _questions(text, low, e)
     turn.hold = bool(clauses.HOLD.search(low))
-    turn.unreadable = certainty.unreadable(low)
+    # a person's name is in no language's word list: "I'm Chen Wei" is not a foreign message
+    turn.unreadable = certainty.unreadable(gloss(_without(text, e.names)) if e.names else low)
     _clauses(turn)
     turn.authority = bool(AUTHORITY.search(low))
     turn.ignore_rules = bool(IGNORE_RULES.search(low))
