@@ -125,3 +125,10 @@ def test_a_refund_talked_about_is_not_asked_about_and_no_pronoun_is_a_name():
     assert extract("Nothing's shown up on my card yet. I'm Chen Wei.").names == ["Chen Wei"]
     turn = ask_agent(["Nothing's shown up on my card yet for the refund."], "v3", model=T0)
     assert writes(turn) == [] and not offer_kinds(turn.answer) and "did not understand" not in turn.answer
+
+
+def test_a_condition_on_the_status_is_checked_before_a_discount():
+    shipped = ask_agent(["Please apply code AUTUMN10 to A-1002 only if it hasn't shipped yet."], "v3", model=T0)
+    assert writes(shipped) == [] and "isn't met" in shipped.answer
+    waiting = ask_agent(["Please apply code AUTUMN10 to A-1004 only if it hasn't shipped yet."], "v3", model=T0)
+    assert [w[0] for w in writes(waiting)] == ["apply_discount_code"]

@@ -14,7 +14,7 @@ from datetime import date, timedelta
 
 from . import resolve
 from .answer import clean_error, days_between, join, money, ref
-from .conditions import AmountCondition, amount_condition
+from .conditions import AmountCondition, amount_condition, status_condition, status_holds
 from .entities import Amount
 from .session import Session
 
@@ -394,6 +394,13 @@ def discount_units(s: Session) -> list:
 
 
 def discount_one(s: Session, oid: str, code: str) -> list[str]:
+    cond = status_condition(s.req.now.numtext)
+    if cond is not None:  # "only if it hasn't shipped yet": the order's status settles it
+        o = s.call("get_order", order_id=oid)
+        status = str(o.data.get("status")) if o.ok and isinstance(o.data, dict) else ""
+        if status_holds(cond, status) is not True:
+            return [f"Order {oid} is {status or 'not found'}, so your condition ({cond[2]}) isn't met: "
+                    f"I haven't applied {code}."]
     r = s.call("apply_discount_code", order_id=oid, code=code)
     d = r.data if isinstance(r.data, dict) else {}
     if (not r.ok or d.get("ok") is False) and s.policy.report_done:

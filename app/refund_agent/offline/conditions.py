@@ -45,3 +45,32 @@ def amount_condition(text: str) -> AmountCondition | None:
                                                             "above"},
                            bound=float(m.group("n")), currency=_CURRENCY.get(cur),
                            negated=m.group(0).lower().startswith("unless"), words=m.group(0).strip())
+
+
+# "only if it hasn't shipped yet", "if A-1004 is still processing", "as long as it was delivered":
+# a condition on the order's status, settled by get_order.
+STATUS_IF = re.compile(
+    r"\b(?:if|as long as|provided(?: that)?|so long as|only when)\b[^.?!;,]{0,40}?\b"
+    r"(?P<neg>has ?n[o']t|is ?n[o']t|was ?n[o']t|not)?\s*(?:yet |still |already |been |being )*"
+    r"(?P<st>processing|shipped|dispatched|sent out|delivered|arrived)\b", re.I)
+_LATER = {"processing": 0, "shipped": 1, "delivered": 2}
+_WORD_STATUS = {"dispatched": "shipped", "sent out": "shipped", "arrived": "delivered"}
+
+
+def status_condition(text: str) -> tuple[str, bool, str] | None:
+    """(status named, negated, the words) of a condition on the order's status, if any."""
+    m = STATUS_IF.search(text)
+    if not m:
+        return None
+    st = m.group("st").lower()
+    return _WORD_STATUS.get(st, st), bool(m.group("neg")), m.group(0).strip()
+
+
+def status_holds(cond: tuple[str, bool, str], status: str) -> bool | None:
+    """Does an order in `status` meet it? "shipped" is reached by a delivered order too (it has
+    shipped); None when the status is one the condition cannot be read against (cancelled)."""
+    named, negated, _ = cond
+    if status not in _LATER:
+        return None
+    reached = _LATER[status] >= _LATER[named] if named != "processing" else status == "processing"
+    return reached != negated

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .clauses import REFUSAL, corrected_index
+from .conditions import AMOUNT_IF
 from .entities import ORDER_RE, Amount
 from .intents import Turn, understand
 
@@ -163,7 +164,10 @@ def _asked_amounts(text: str, amounts: list[Amount]) -> list[Amount]:
     def told(a: Amount) -> bool:
         part = next((text[x:y] for x, y in bounds if x <= a.start < y), "")
         return bool(_PAID.search(part)) and not REFUND_WORD.search(part)
-    return [a for a in amounts if not told(a)] or amounts
+    # nor is the bound of a condition ("if it's under 30 dollars")
+    bounds_if = [m.span() for m in AMOUNT_IF.finditer(text)]
+    kept = [a for a in amounts if not told(a) and not any(x <= a.start < y for x, y in bounds_if)]
+    return kept or amounts
 
 
 REFUND_WORD = re.compile(r"\brefund|\bback\b|\breimburs", re.I)
