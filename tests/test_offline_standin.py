@@ -1,7 +1,9 @@
 """The offline stand-in answers what was asked and never misstates its own actions (issue 37).
 
 standin_dev.jsonl was written before the change (15/24 then, 1 write on a no-write row, 1 answer
-misstating the trail) and tuned on. The trail check (tests/offline_trail.py) runs on every
+misstating the trail) and tuned on; standin_fresh.jsonl (40 messages) after it, committed before
+it was run and measured once (37/40, no write on its 17 no-write rows, none misstating the trail):
+the floors keep those figures from regressing (docs/offline-model.md, scripts/offline_figures.py). The trail check (tests/offline_trail.py) runs on every
 offline Turn of the tests through tests/conftest.py; here it is tested itself.
 """
 import asyncio
@@ -16,8 +18,9 @@ from tests.offline_heldout import BLIND, run_file, score_record
 from tests.offline_trail import misstatements, offer_kinds, trail_figures
 from turngate.core.turn import Message, ToolCall, Turn
 
-DEV = BLIND.with_name("standin_dev.jsonl")
-FLOORS = {DEV: 24 / 24}
+DEV, FRESH = BLIND.with_name("standin_dev.jsonl"), BLIND.with_name("standin_fresh.jsonl")
+# the fresh set's floor is its first figure, measured once before any change it could drive (37/40)
+FLOORS = {DEV: 24 / 24, FRESH: 37 / 40}
 T0 = "offline:temperature=0"
 
 

@@ -74,7 +74,7 @@ _POSSIBLE = re.compile(gaps(
 _LIST_MARK = (r"(?:(?:one|two|three|four|five|a few|some|several|a couple of|\d+) (?:more )?(?:things|requests|"
               r"questions|items)|(?:first|second|third|fourth)(?:ly)?|next|finally|lastly|\d\)|\d\.)")
 REQUEST = re.compile(
-    r"^\W*(?:(?:please|pls|plz|kindly|just|now|so|then|ok(?:ay)?|fine|and|also|sorry|hi|hello|hey|"
+    r"^\W*(?:(?:please|pls|plz|kindly|just|only|now|so|then|ok(?:ay)?|fine|and|also|sorry|hi|hello|hey|"
     + _LIST_MARK + r")\W+)*"
     r"(?:refund|cancel|change|update|ship|send|e-?mail|apply|use|open|create|file|raise|log|escalate|"
     r"delete|remove|give|process|issue|make|do (?:it|that|this|the)|redeem|reroute|redirect|deliver|put|get|stop|call off)\b"

@@ -365,7 +365,8 @@ ORDER_QUESTIONS = {"status", "eta", "tracking", "order_cost", "delivery_time", "
 # "Can you change the colour of the keyboard?": a request frame and a verb of an act no write
 # names. Asking about the information itself ("can you tell/check ...") is a question, not this.
 _UNKNOWN_ASK = re.compile(r"^\W*(?:(?:hi|hello|hey|also|and)\W+)*(?:(?:can|could|would|will) (?:you|u)(?: please)?"
-                          r"|please|kindly|would you mind|i(?:'d| would) like you to)\s+"
+                          r"|please|kindly|would you mind|i(?:'d| would) like you to"
+                          r"|(?:can|could|would|will) (?:you|u) be able to|is it possible (?:for you )?to)\s+"
                           r"(?!(?:tell|check|confirm|let|look|see|find|explain|help|show|give me|send me|remind|"
                           r"say|answer|do (?:it|that|this)|go ahead|be)\b)[a-z]+")
 
