@@ -135,3 +135,9 @@ def test_a_condition_on_the_status_is_checked_before_a_discount():
     assert writes(shipped) == [] and "isn't met" in shipped.answer
     waiting = ask_agent(["Please apply code AUTUMN10 to A-1004 only if it hasn't shipped yet."], "v3", model=T0)
     assert [w[0] for w in writes(waiting)] == ["apply_discount_code"]
+
+
+def test_a_write_done_in_an_earlier_turn_is_not_asked_about_again():
+    turn = ask_agent(["Refund A-1001 in full please.", "Hold on, refund it? Did that actually happen?"], "v3", model=T0)
+    assert [w[0] for w in writes(turn)] == ["refund_order"] and not offer_kinds(turn.answer)
+    assert "129.00 EUR refunded" in turn.answer and "haven't done anything" not in turn.answer

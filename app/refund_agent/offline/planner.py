@@ -53,8 +53,12 @@ def _units(s: Session) -> list:
     now = req.now
     if now.unreadable and not (req.questions or req.unsure or now.declined):
         return [lambda: [UNREADABLE]]
-    # A write that already succeeded in this conversation is not asked about again.
-    req.unsure = [u for u in req.unsure if not _done_before(s, u[0], u[1] or req.orders)]
+    # A write that already succeeded in this conversation is not asked about again; the order's
+    # facts (what was refunded, its status) answer "refund it? did that go through?".
+    done = [u for u in req.unsure if _done_before(s, u[0], u[1] or req.orders)]
+    req.unsure = [u for u in req.unsure if u not in done]
+    if done and not (req.unsure or req.questions):
+        req.questions = ["status"]
     if req.unsure:
         # Not sure enough to write: ask, and answer what was asked next to it.
         asked = lookups.question_units(s, req.questions)
@@ -96,7 +100,7 @@ _WRITE_TOOL = {"refund": "refund_order", "cancel": "cancel_order", "address": "u
 
 def _done_before(s: Session, action: str, ids: list[str]) -> bool:
     tool = _WRITE_TOOL.get(action)
-    done = {str(c.args.get("order_id")) for c in s.t.calls if c.name == tool and c.ok
+    done = {str(c.args.get("order_id")) for c in s.t.earlier_calls + s.t.calls if c.name == tool and c.ok
             and not (isinstance(c.data, dict) and c.data.get("ok") is False)}
     return bool(tool and ids) and all(o in done for o in ids)
 
