@@ -1,4 +1,5 @@
-"""Fixtures shared by the tests that talk to the local OpenAI-compatible fake."""
+"""Fixtures shared by the tests that talk to the local OpenAI-compatible fake, and the trail
+check every offline Turn of the tests goes through."""
 import os
 
 import pytest
@@ -8,6 +9,45 @@ import pytest
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("COLUMNS", None)
     os.environ.pop("LINES", None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def offline_turns_match_their_trail():
+    """Every Turn the offline model gives in any test says only what its trail shows (issue 37,
+    tests/offline_trail.py). Left out: a prompt that says to report every request as done (the
+    model follows it: `ReportDone(True)`), and above temperature 0 the seeded false_success slip
+    (a refused refund told as done), which exists to misbehave (docs/offline-model.md)."""
+    from app.refund_agent import client
+    from app.refund_agent.models import parse_spec
+    from app.refund_agent.offline.policy import parse_policy
+    from tests.offline_trail import misstatements
+
+    original = client.Conversation.turn
+
+    async def checked(self):
+        turn = await original(self)
+        spec = parse_spec(self.model_spec)
+        if spec.provider == "offline" and not turn.error and not parse_policy(self.spec.instructions).report_done:
+            bad = misstatements(turn)
+            if _temperature(self.model_spec) > 0:
+                # the false_success slip: a refund the tool refused, told as done
+                tried = any(c.name == "refund_order" for c in turn.tool_calls)
+                bad = [b for b in bad if not (tried and b.startswith("claims refund"))]
+            assert not bad, f"the offline model misstates its trail: {bad} (turn: {turn.messages})"
+        return turn
+
+    client.Conversation.turn = checked
+    yield
+    client.Conversation.turn = original
+
+
+def _temperature(model_spec: str) -> float:
+    """The offline model's temperature from its spec ("offline:temperature=0"; 0.25 by default)."""
+    for part in model_spec.split(":", 1)[-1].split(","):
+        key, _, value = part.partition("=")
+        if key.strip() == "temperature":
+            return float(value)
+    return 0.25
 
 
 @pytest.fixture

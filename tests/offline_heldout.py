@@ -127,6 +127,12 @@ def main(argv: list[str]) -> int:
         else:
             record = json.loads(Path(path).read_text())
         report(path, score_record(record))
+        from tests.offline_trail import trail_figures
+        t = trail_figures(record)
+        print(f"  clarifying questions: {t['clarify']}, of which also answer what was asked: {t['clarify_answers']}; "
+              f"on rows asking no write: {len(t['clarify_unasked'])}; misstating the trail: {len(t['misstated'])}")
+        for row, why in t["misstated"]:
+            print(f"  MISSTATES {row}: {why[:160]}")
     return 0
 
 

@@ -14,6 +14,7 @@ from datetime import date, timedelta
 
 from . import resolve
 from .answer import clean_error, days_between, join, money, ref
+from .conditions import AmountCondition, amount_condition, status_condition, status_holds
 from .entities import Amount
 from .session import Session
 
@@ -119,6 +120,22 @@ def refund_by_customer(s: Session) -> list[str]:
     return [f"{resolve.who(cid, name)} has these orders: {listing}. Which one should I refund?"]
 
 
+def _unmet_condition(s: Session, oid: str, amount: float, cur: str, cap: AmountCondition) -> str:
+    """Why the refund stops at the customer's condition on its amount, or "" when it holds."""
+    to = cap.currency or cur
+    value = amount
+    if to != cur:
+        conv = s.call("convert_currency", amount=amount, from_currency=cur, to_currency=to)
+        if not conv.ok:
+            return (f"I couldn't convert {money(amount, cur)} to {to} ({clean_error(conv.error)}) to check your "
+                    f"condition, so I haven't refunded {oid}.")
+        value = float(conv.data.get("amount"))
+    if cap.holds(value):
+        return ""
+    shown = money(amount, cur) + (f" ({money(value, to)})" if to != cur else "")
+    return f"A refund of {shown} on {oid} doesn't meet your condition ({cap.words}), so I haven't refunded it."
+
+
 def refund_one(s: Session, oid: str, asked: Amount | None) -> list[str]:
     p, n, req = s.policy, s.noise, s.req
     push = Pushes(s, oid)
@@ -208,6 +225,13 @@ def refund_one(s: Session, oid: str, asked: Amount | None) -> list[str]:
             most = money(total - refunded, cur)
             return [x for x in (note, f"I can't refund {money(amount, cur)} on {oid}: that is more than was paid "
                                       f"({money(total, cur)}); at most {most} can be refunded.") if x]
+
+    # -- a condition on the amount the customer set ("only if it comes to less than 200 USD")
+    cap = amount_condition(req.now.numtext)
+    if cap is not None:
+        unmet = _unmet_condition(s, oid, amount, cur, cap)
+        if unmet:
+            return [x for x in (note, unmet) if x]
 
     # -- the support limit
     usd = None
@@ -370,6 +394,13 @@ def discount_units(s: Session) -> list:
 
 
 def discount_one(s: Session, oid: str, code: str) -> list[str]:
+    cond = status_condition(s.req.now.numtext)
+    if cond is not None:  # "only if it hasn't shipped yet": the order's status settles it
+        o = s.call("get_order", order_id=oid)
+        status = str(o.data.get("status")) if o.ok and isinstance(o.data, dict) else ""
+        if status_holds(cond, status) is not True:
+            return [f"Order {oid} is {status or 'not found'}, so your condition ({cond[2]}) isn't met: "
+                    f"I haven't applied {code}."]
     r = s.call("apply_discount_code", order_id=oid, code=code)
     d = r.data if isinstance(r.data, dict) else {}
     if (not r.ok or d.get("ok") is False) and s.policy.report_done:
@@ -471,6 +502,12 @@ def email(s: Session, confirmation: str = "") -> list[str]:
         text = f"Sent the email to {len(ok)} of {len(people)} customers"
         return [text + (f" (references {join(refs)})." if refs else ".")]
     found, problems = resolve.customers(s)
+    if not found and not problems and req.orders and re.search(r"\b(?:her|him|them|the customer)\b", req.now.low):
+        # "email her": the customer of the order the conversation is about
+        o = s.call("get_order", order_id=req.orders[-1])
+        d = o.data if o.ok and isinstance(o.data, dict) else {}
+        cid = d.get("customer_id") or d.get("customer")
+        found = [(str(cid), None)] if cid else []
     if not found:
         return problems or ["Who should I email? Please name the customer."]
     cid, name = found[0]

@@ -65,7 +65,9 @@ CONDITION = re.compile(r"\b(?:if|unless|provided|as long as|in case|only when|on
 CHECKABLE = re.compile(r"\b(?:deliver\w*|arriv\w*|ship\w*|dispatch\w*|processing|cancel\w*|eligib\w*|returnable"
                        r"|(?:return )?window|within|in stock|allowed|possible|you can|you could|you are able"
                        r"|it'?s ok|okay|limit|over|under|above|below|still|late|refunded|not yet|already"
-                       r"|on (?:its|the) way|in transit|sent|out for|left the|price|cost|stock)\b")
+                       r"|on (?:its|the) way|in transit|sent|out for|left the|price|cost|stock"
+                       # an amount compared with a number: conversion settles it ("less than 200 US dollars")
+                       r"|less than|more than|at (?:most|least)|comes? to|amounts? to|total)\b")
 _REASON = re.compile(r"\b(?:because|since|'?cause|coz|cos|given that|as (?:it|they|the|my|i|we|he|she))\b|[:(]")
 # A negation after the request that governs the act or the speaker's sincerity ("..., not!", "said no
 # one ever", "or not", "not really", "don't do it"), not one about a noun ("no questions asked").
@@ -154,7 +156,17 @@ def judge(gloss: str, trigger: tuple[int, int], *, request: bool, message_gloss:
         why.append(reason)
 
     g = _blank(gloss.lower(), _OBJECTS, "§")  # objects kept as marks: "not A-1008" leaves one out
+    # A heading or a form's label before a colon or line break ("Returns desk, two for today:")
+    # introduces the request; it is not a word in front of it.
+    head = max(g.rfind(":", 0, trigger[0]), g.rfind("\n", 0, trigger[0]))
+    if head >= 0 and not (REPORTED.search(g[:head]) or HEDGE.search(g[:head])):  # "my sister says:" still reports
+        g = " " * (head + 1) + g[head + 1:]
     before, tail = g[:trigger[0]], g[trigger[1]:]
+    # A condition the tools can check ("... only if it hasn't shipped yet") is judged as a
+    # condition below, not read as words that take the request back.
+    cond = CONDITION.search(tail)
+    if cond and CHECKABLE.search(tail[cond.end():cond.end() + 60]):
+        tail = tail[:cond.start()]
     # A leading condition ("if A-1004 hasn't shipped yet, cancel it") is judged as a condition below.
     lead = re.match(r"^\W*(?:if|unless|provided(?: that)?|as long as|in case|once)\b[^,]*,\s*", before)
     if lead:
@@ -164,6 +176,7 @@ def judge(gloss: str, trigger: tuple[int, int], *, request: bool, message_gloss:
     reason = _REASON.search(tail)
     if reason:
         tail = tail[:reason.start()]
+    cond_text = g[trigger[1]:]  # the whole tail, for the condition rule
     g = before + g[trigger[0]:trigger[1]] + tail
     if not request:
         lower(0.45, "it is not put as a request")
@@ -188,8 +201,9 @@ def judge(gloss: str, trigger: tuple[int, int], *, request: bool, message_gloss:
         lower(0.35, "I could not read the words before the request")
     elif unknown:
         lower(0.8, "one word before the request was unclear")
-    cond = CONDITION.search(g)
-    if cond and not CHECKABLE.search(g[cond.end():cond.end() + 60]):
+    cond = CONDITION.search(g) or CONDITION.search(cond_text)
+    where = g if CONDITION.search(g) else cond_text
+    if cond and not CHECKABLE.search(where[cond.end():cond.end() + 60]):
         lower(0.4, "it depends on a condition I can't check")
     if _TAKES_BACK.search(tail) or _TAKES_BACK.search(after):
         lower(0.4, "what follows the request takes it back")
@@ -227,6 +241,7 @@ mis dónde cuándo por qué non è il mio dove quando perché não é o meu onde
 ich möchte habe hat über mit einem einer eine zu von für auf im am wie was wer sehr schon
 je suis ai avez une un des pour avec sur dans que qui yo tengo tiene una para con en quien
 io ho ha sono che eu tenho tem com em
+up down out off over yet nothing something anything everything nobody someone anyone everyone
 """.split())
 
 

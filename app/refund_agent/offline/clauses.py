@@ -74,7 +74,7 @@ _POSSIBLE = re.compile(gaps(
 _LIST_MARK = (r"(?:(?:one|two|three|four|five|a few|some|several|a couple of|\d+) (?:more )?(?:things|requests|"
               r"questions|items)|(?:first|second|third|fourth)(?:ly)?|next|finally|lastly|\d\)|\d\.)")
 REQUEST = re.compile(
-    r"^\W*(?:(?:please|pls|plz|kindly|just|now|so|then|ok(?:ay)?|fine|and|also|sorry|hi|hello|hey|"
+    r"^\W*(?:(?:please|pls|plz|kindly|just|only|now|so|then|ok(?:ay)?|fine|and|also|sorry|hi|hello|hey|"
     + _LIST_MARK + r")\W+)*"
     r"(?:refund|cancel|change|update|ship|send|e-?mail|apply|use|open|create|file|raise|log|escalate|"
     r"delete|remove|give|process|issue|make|do (?:it|that|this|the)|redeem|reroute|redirect|deliver|put|get|stop|call off)\b"
@@ -109,9 +109,18 @@ _REPORTED = re.compile(r"\b(?:e-?mail|tell|inform|notify|let (?:her|him|them|[A-
                        r"[^.?!\n]{0,60}?\b(?:that|saying)\b([^.?!\n]*)")
 
 
+# "email her to confirm the refund", "message Ana about her refund": what the message is about,
+# up to the next conjunction (a request may follow: "... about it and refund A-1001").
+_ABOUT = re.compile(r"\b(?:e-?mail|message|write to|send (?:her|him|them|[A-Z][a-z]+(?: [A-Z][a-z]+)?) "
+                    r"(?:an? )?(?:e-?mail|note|message))\b[^.?!\n]{0,40}?\b(?:to (?:confirm|say|explain)|about|regarding"
+                    r"|confirming)\b((?:(?!\b(?:and|but|then|also)\b)[^.?!\n]){1,80})")
+
+
 def unreported(text: str) -> str:
     """The text with reported content blanked out (same length)."""
-    return _REPORTED.sub(lambda m: m.group(0)[:m.start(1) - m.start()] + " " * len(m.group(1)), text)
+    def blank(m: re.Match) -> str:
+        return m.group(0)[:m.start(1) - m.start()] + " " * len(m.group(1))
+    return _ABOUT.sub(blank, _REPORTED.sub(blank, text))
 
 
 def spans(text: str) -> list[tuple[int, int]]:
@@ -128,6 +137,7 @@ def spans(text: str) -> list[tuple[int, int]]:
 
 
 _CONDITION = re.compile(r"^\W*(?:if|unless|wenn|falls|si)\b", re.I)
+_FRAME_ONLY = re.compile(r"^\W*(?:(?:can|could|would|will) (?:you|u)|please|pls|kindly)\W*$", re.I)
 
 
 # Whether a new clause starts after a conjunction is read from the words that follow it, up to
@@ -142,7 +152,9 @@ def _split_conj(text: str, start: int, end: int) -> list[tuple[int, int]]:
     for m in _CONJ.finditer(text, start, end):
         right = gloss(text[m.end():min(end, m.end() + CLAUSE_LOOKAHEAD)]).lstrip(" ,")
         # "If I sent it back, would you refund it?" is one question: a condition keeps its clause.
-        if CLAUSE_START.match(right) and not _CONDITION.match(text[cur:m.start()]):
+        # "Could you also email her": a bare request frame is not a clause of its own either.
+        left = text[cur:m.start()]
+        if CLAUSE_START.match(right) and not _CONDITION.match(left) and not _FRAME_ONLY.match(left):
             pieces.append((cur, m.start()))
             cur = m.end()
     pieces.append((cur, end))
@@ -167,6 +179,10 @@ _QUESTION_OPEN = re.compile(r"^\W*(?:(?:and|also|so|but|ok(?:ay)?|hi|hey|hello)\
 _LEADING_CONDITION = re.compile(r"^\W*(?:if|unless|provided(?: that)?|as long as|in case|wenn|falls|si)\b[^,?]*,\s*")
 
 
+# A form's field that names the request ("Request type: refund", "Action requested: cancel").
+_FORM_REQUEST = re.compile(r"^\W*(?:request(?:ed)?(?: type)?|type of request|action(?: requested)?)\s*:\s*\w")
+
+
 _ASKS_INFO = re.compile(r"\b(?:tell me|let me know|show me|(?:i|we) (?:want|need|would like|'d like) to know|"
                         r"i(?:'m| am) (?:wondering|curious))\b")
 
@@ -177,7 +193,7 @@ def mood(clause_gloss: str) -> Mood:
     hypothetical = bool(_HYPOTHETICAL.search(g))
     possible = bool(_POSSIBLE.search(g))
     main = _LEADING_CONDITION.sub("", g, count=1)
-    request = bool(REQUEST.search(g) or (main != g and REQUEST.search(main)))
+    request = bool(REQUEST.search(g) or (main != g and REQUEST.search(main)) or _FORM_REQUEST.match(g))
     if _POLITE.search(g) and not re.search(r"\b(?:tell me|check|know|wonder\w*|see|find out|confirm)\s+"
                                           r"(?:if|whether)\b", g):
         return Mood(question=question, hypothetical=False, request=True)

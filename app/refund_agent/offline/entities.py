@@ -60,6 +60,7 @@ PRODUCT_WORDS = {
 
 # Capitalised words that start sentences or name things other than people.
 _NOT_NAMES = frozenset("""
+nothing something anything everything nobody somebody anybody everybody noone someone anyone everyone
 a an the i i'm im hi hello hey dear thanks thank please can could would will should shall may
 might must do does did is are was were be been what whats what's when where which who whom whose
 why how if is it its it's my our your their his her we you they he she this that these those

@@ -55,8 +55,9 @@ ADDRESS = _rx(r"\b(?:change|update|correct|fix|edit|modify|amend|switch)\b[^.?!]
               # "send it to my office instead: 1 Marina Blvd", "the address should be 3 Orchard Turn"
               r"|\b(?:ship|send|deliver|redirect|reroute|forward)\b[^.?!:]*\bto\b[^.?!:]*:\s*\d+[a-z]?\s+\w"
               r"|\baddress\b[^.?!]*\b(?:should be|is now|is actually|needs to be|must be)\s*:?\s*\d+[a-z]?\s+\w")
-DISCOUNT = _rx(r"\b(?:apply|use|redeem|add|enter|put)\b[^.?!]*\b(?:discount|promo|coupon|voucher|code)\b"
-               r"|\b(?:apply|use|redeem|add|enter|put)\s+(?:the |my |this |that )?[a-z]{3,}\d{1,3}\b"  # a code-like word
+_APPLY = r"\b(?:apply|applying|use|using|redeem|redeeming|add|adding|enter|entering|put|putting)"
+DISCOUNT = _rx(_APPLY + r"\b[^.?!]*\b(?:discount|promo|coupon|voucher|code)\b"
+               r"|" + _APPLY + r"\s+(?:the |my |this |that )?[a-z]{3,}\d{1,3}\b"  # a code-like word
                r"|\b(?:discount|promo|coupon|voucher) code\b[^.?!]*\b(?:to|on|for) (?:order|a-?\d|my|the|this)")
 TICKET_CREATE = _rx(r"\b(?:create|file|raise|log|submit)\b[^.?!]*\btickets?\b|\bnew ticket\b"
                     r"|\b(?:file|raise|log|lodge|submit|open)\s+(?:a|an)\s+(?:formal\s+)?(?:complaint|case|support case)\b"
@@ -254,6 +255,7 @@ class Turn:
     # writes read with too little certainty to act on: (action, orders, why); the model asks
     unsure: list[tuple[str, list[str], str]] = field(default_factory=list)
     unreadable: bool = False  # no word of a language the reader knows
+    unknown_request: bool = False  # asks for something done that no write or question names: ask back
 
     @property
     def intents(self) -> list[str]:
@@ -360,6 +362,19 @@ ORDER_QUESTIONS = {"status", "eta", "tracking", "order_cost", "delivery_time", "
                    "refund_check", "cancel_check", "address_check"}
 
 
+# "Can you change the colour of the keyboard?": a request frame and a verb of an act no write
+# names. Asking about the information itself ("can you tell/check ...") is a question, not this.
+_UNKNOWN_ASK = re.compile(r"^\W*(?:(?:hi|hello|hey|also|and)\W+)*(?:(?:can|could|would|will) (?:you|u)(?: please)?"
+                          r"|please|kindly|would you mind|i(?:'d| would) like you to"
+                          r"|(?:can|could|would|will) (?:you|u) be able to|is it possible (?:for you )?to)\s+"
+                          r"(?!(?:tell|check|confirm|let|look|see|find|explain|help|show|give me|send me|remind|"
+                          r"say|answer|do (?:it|that|this)|go ahead|be)\b)[a-z]+")
+
+
+# A write named as a thing that exists ("the refund", "my refund"), right before its word.
+_MENTION = re.compile(r"\b(?:the|my|your|her|his|their|our|this|that)\s+$")
+
+
 def _trigger(action: str, clause: str, gloss_: str) -> int:
     """Where the words asking for `action` start in the clause's gloss."""
     m = ACTION_RX[action].search(gloss_) or (EMAIL_TO_ANY.search(gloss_) if action == "email_send" else None)
@@ -398,6 +413,7 @@ def _clauses(turn: Turn) -> None:
             if near:
                 near[0]["excluded"] = list(dict.fromkeys(near[0]["excluded"] + p["excluded"]))
     turn.open_question = any(p["mood"].question and not (p["acts"] or p["questions"]) for p in parts)
+    turn.unknown_request = any(_UNKNOWN_ASK.match(p["gloss"]) and not (p["acts"] or p["questions"]) for p in parts)
     candidates: list[tuple[str, list[str], bool]] = []
     asks = bool(turn.questions) or any(p["mood"].question for p in parts)
     for i, p in enumerate(parts):
@@ -432,6 +448,8 @@ def _clauses(turn: Turn) -> None:
                 how = certainty.judge(cg, span, request=request, message_gloss=turn.low, action=a, after=after,
                                       described=described)
                 if not how.sure:
+                    if "it is not put as a request" in how.why and _MENTION.search(cg[:span[0]]):
+                        continue  # "nothing's shown up for the refund": a refund talked about, not asked for
                     turn.unsure.append((a, p["orders"], how.why[0] if how.why else "unclear"))
                     continue
                 candidates.append((a, p["orders"], True))
@@ -482,6 +500,12 @@ def _mistyped_ids(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _without(text: str, names: list[str]) -> str:
+    for name in names:
+        text = text.replace(name, " ")
+    return text
+
+
 def understand(text: str) -> Turn:
     numtext = words_to_digits(text)
     e = extract(numtext)
@@ -491,7 +515,8 @@ def understand(text: str) -> Turn:
     said = clauses.unreported(text)
     turn.questions = _questions(said, gloss(said), e) if said != text else _questions(text, low, e)
     turn.hold = bool(clauses.HOLD.search(low))
-    turn.unreadable = certainty.unreadable(low)
+    # a person's name is in no language's word list: "I'm Chen Wei" is not a foreign message
+    turn.unreadable = certainty.unreadable(gloss(_without(text, e.names)) if e.names else low)
     _clauses(turn)
     turn.authority = bool(AUTHORITY.search(low))
     turn.ignore_rules = bool(IGNORE_RULES.search(low))

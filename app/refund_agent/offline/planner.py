@@ -53,6 +53,12 @@ def _units(s: Session) -> list:
     now = req.now
     if now.unreadable and not (req.questions or req.unsure or now.declined):
         return [lambda: [UNREADABLE]]
+    # A write that already succeeded in this conversation is not asked about again; the order's
+    # facts (what was refunded, its status) answer "refund it? did that go through?".
+    done = [u for u in req.unsure if _done_before(s, u[0], u[1] or req.orders)]
+    req.unsure = [u for u in req.unsure if u not in done]
+    if done and not (req.unsure or req.questions):
+        req.questions = ["status"]
     if req.unsure:
         # Not sure enough to write: ask, and answer what was asked next to it.
         asked = lookups.question_units(s, req.questions)
@@ -67,6 +73,10 @@ def _units(s: Session) -> list:
         return ([lambda: [_declined(req, more=False)]] if declined else []) + units
     if declined:
         return [lambda: [_declined(req)]]
+    if now.unknown_request and not now.thanks:
+        # Asked for something no tool does: say so and ask, rather than answer something else.
+        facts = lookups.question_units(s, ["status"]) if req.orders and now.ents.orders else []
+        return facts + [lambda: [UNKNOWN]]
     if now.thanks:
         return [lambda: ["You're welcome! Anything else I can help with?"]]
     if req.orders and (now.ents.orders or req.inherited):
@@ -80,6 +90,19 @@ def _units(s: Session) -> list:
 _DECLINED = {"refund": "refund", "cancel": "cancel", "address": "change the address of",
              "discount": "apply a discount to", "escalate": "escalate", "ticket_create": "open a ticket about",
              "email_send": "send an email about", "delete": "delete anything of"}
+
+
+UNKNOWN = ("I'm not able to do that with the tools I have: I can refund or cancel an order, change its delivery "
+           "address, apply a discount code, open a ticket or pass you to a person. Did you mean one of those?")
+_WRITE_TOOL = {"refund": "refund_order", "cancel": "cancel_order", "address": "update_shipping_address",
+               "discount": "apply_discount_code"}
+
+
+def _done_before(s: Session, action: str, ids: list[str]) -> bool:
+    tool = _WRITE_TOOL.get(action)
+    done = {str(c.args.get("order_id")) for c in s.t.earlier_calls + s.t.calls if c.name == tool and c.ok
+            and not (isinstance(c.data, dict) and c.data.get("ok") is False)}
+    return bool(tool and ids) and all(o in done for o in ids)
 
 
 UNREADABLE = ("Sorry, I did not understand your message. I can read English, German, French, Spanish, Italian "

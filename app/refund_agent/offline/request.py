@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .clauses import REFUSAL, corrected_index
+from .conditions import AMOUNT_IF
 from .entities import ORDER_RE, Amount
 from .intents import Turn, understand
 
@@ -130,6 +131,7 @@ class Request:
                     amounts = [Amount(float(m.group(1) or m.group(2)), None, m.start())]
             if not amounts:
                 continue
+            amounts = _asked_amounts(turn.numtext, amounts)
             if order_id not in turn.ents.orders or len(turn.ents.orders) == 1:
                 return amounts[corrected_index(turn.numtext, [a.start for a in amounts])]
             spans, where = _order_spans(turn.numtext), _Sentences(turn.numtext)
@@ -147,6 +149,29 @@ class Request:
             if pct and 0 < float(pct.group(1)) <= 100:
                 return float(pct.group(1)) / 100
         return None
+
+
+# A clause that tells what was paid ("I paid 60 SGD for express shipping") names a price, not
+# the money asked back; the amount comes from a clause that asks for it.
+_PAID = re.compile(r"\b(?:paid|spent|charged|cost|costs|bought|was|were)\b")
+
+
+def _asked_amounts(text: str, amounts: list[Amount]) -> list[Amount]:
+    if len(amounts) < 2:
+        return amounts
+    bounds = [(m.start(), m.end()) for m in _PART.finditer(text)]
+
+    def told(a: Amount) -> bool:
+        part = next((text[x:y] for x, y in bounds if x <= a.start < y), "")
+        return bool(_PAID.search(part)) and not REFUND_WORD.search(part)
+    # nor is the bound of a condition ("if it's under 30 dollars")
+    bounds_if = [m.span() for m in AMOUNT_IF.finditer(text)]
+    kept = [a for a in amounts if not told(a) and not any(x <= a.start < y for x, y in bounds_if)]
+    return kept or amounts
+
+
+REFUND_WORD = re.compile(r"\brefund|\bback\b|\breimburs", re.I)
+_PART = re.compile(r"(?:[^,;.!?\n]|[.,](?=\d))+")  # a text's parts between punctuation (not "12.50")
 
 
 class _Spans(dict):
