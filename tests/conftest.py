@@ -89,6 +89,7 @@ SLOW_MODULES = {
     "test_orq_router", "test_mutate_ray",
 }
 SLOW_TESTS = {
+    "test_offline_linear.py::test_64k_through_the_whole_model_is_answered",
     "test_docs.py::test_the_complete_example_runs_from_an_empty_folder",
     "test_docs.py::test_the_readme_walkthrough_runs_and_leaves_the_tree_clean",
     "test_docs.py::test_the_plugin_example_is_a_module_that_imports_and_registers",

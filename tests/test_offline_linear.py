@@ -228,6 +228,23 @@ def test_64k_of_what_used_to_take_minutes_is_answered(text):
     assert isinstance(turn.actions, list)
 
 
+@pytest.mark.parametrize("shape", ["amounts", "bare-numbers", "order-amounts", "amount-words", "ats", "unicode"])
+def test_64k_through_the_whole_model_is_answered(shape):
+    """understand() alone missed a square in the planner (each "$1" amount re-read its whole
+    clause: 29 s at 64K). The bench's own inputs, through the path a chat request takes; the bench
+    (scripts/bench_offline.py) times them, a regression shows here as a hang."""
+    import asyncio
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_offline", REPO / "scripts" / "bench_offline.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    from app.refund_agent.serve_chat import complete
+
+    reply = asyncio.run(complete(bench.body(bench.SHAPES[shape](65_536))))
+    assert reply["choices"][0]["message"]["role"] == "assistant"
+
+
 def _plain_nearest(spans, start, end):
     def gap(span):
         s, e = span

@@ -159,14 +159,20 @@ _PAID = re.compile(r"\b(?:paid|spent|charged|cost|costs|bought|was|were)\b")
 def _asked_amounts(text: str, amounts: list[Amount]) -> list[Amount]:
     if len(amounts) < 2:
         return amounts
-    bounds = [(m.start(), m.end()) for m in _PART.finditer(text)]
+    # each part read once, each amount placed by bisection: a part per amount cost the square
+    parts = [m.span() for m in _PART.finditer(text)]
+    told_parts = [bool(_PAID.search(text, x, y)) and not REFUND_WORD.search(text, x, y) for x, y in parts]
+    # nor is the bound of a condition ("if it's under 30 dollars")
+    conditions = [m.span() for m in AMOUNT_IF.finditer(text)]
+
+    def within(spans: list[tuple[int, int]], pos: int) -> int | None:
+        i = bisect_right(spans, (pos, float("inf"))) - 1  # sorted, not overlapping
+        return i if i >= 0 and spans[i][0] <= pos < spans[i][1] else None
 
     def told(a: Amount) -> bool:
-        part = next((text[x:y] for x, y in bounds if x <= a.start < y), "")
-        return bool(_PAID.search(part)) and not REFUND_WORD.search(part)
-    # nor is the bound of a condition ("if it's under 30 dollars")
-    bounds_if = [m.span() for m in AMOUNT_IF.finditer(text)]
-    kept = [a for a in amounts if not told(a) and not any(x <= a.start < y for x, y in bounds_if)]
+        i = within(parts, a.start)
+        return i is not None and told_parts[i]
+    kept = [a for a in amounts if not told(a) and within(conditions, a.start) is None]
     return kept or amounts
 
 
