@@ -265,7 +265,9 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
         if p <= policy.screen_p_agg or (unit in below_bar and failing):
             out.aggregates.append(total)
     k_cap = max(policy.k_max, trials)
-    m = max(1, len(out.rows))
+    # Holm's first step over the rows' family: one flagged row in m, or in m + every total when
+    # rows and totals are one family (holm_families 1)
+    m = max(1, len(out.rows) + (len(out.totals) if policy.holm_families == 1 else 0))
     for flag in out.rows:
         level = policy.level(FlagKind.ROW) / m / len(flag.units)
         ks = [reruns_for(with_gate(flag.accepted[u], flag.now[u]), level, k_cap, policy) for u in flag.units]
@@ -515,23 +517,30 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
         failing = [rid for rid in rerun_rows
                    if (observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit) or Counts(0, 0)).failed]
         pooled = unit not in flagged_units
-        if p2 is None and pooled:
+        if (p2 is None or not policy.pooled_totals) and pooled:
             continue
-        p = None if p2 is None else (fisher(total.p, p2) if p2 <= policy.reruns_lean else 1.0)
+        if p2 is None or not policy.totals_fisher:
+            p = p2
+        else:
+            p = fisher(total.p, p2) if p2 <= policy.reruns_lean else 1.0
         evidence = TotalEvidence(rows=failing if pooled else list(total.rows), bar=total.bar, pooled=pooled,
                                  p_reruns=p2, rerun_rows=len(parts), first_failed=total.failed,
                                  first_expected=total.expected,
                                  reruns=Counts(sum(n.failed for n, _ in parts), sum(n.applicable for n, _ in parts)),
                                  reruns_expected=expected_failures(parts))
         items.append(Judged(FlagKind.AGGREGATE, unit, total.p, p, evidence, units=[unit]))
-    for kind in (FlagKind.ROW, FlagKind.AGGREGATE):
+    families = ([(FlagKind.ROW,), (FlagKind.AGGREGATE,)] if policy.holm_families != 1
+                else [(FlagKind.ROW, FlagKind.AGGREGATE)])
+    for kinds in families:
         # two families, alpha split between them (Bonferroni), Holm within each: many weakly
         # flagged rows must not starve the test of a diffuse rise, nor the other way round
-        confirmed = [x for x in items if x.p2 is not None and x.kind == kind]
+        # (holm_families 1: one family of both at alpha)
+        confirmed = [x for x in items if x.p2 is not None and x.kind in kinds]
         # the totals' family is every unit, tested or not (untested: p = 1), so which units had
         # rerun rows (chosen by stage 1) cannot shrink it
-        pad = max(0, len(found.totals) - len(confirmed)) if kind == FlagKind.AGGREGATE else 0
-        hits = holm([x.p2 for x in confirmed] + [1.0] * pad, policy.level(kind))[:len(confirmed)]
+        totals = sum(1 for x in confirmed if x.kind == FlagKind.AGGREGATE)
+        pad = max(0, len(found.totals) - totals) if FlagKind.AGGREGATE in kinds else 0
+        hits = holm([x.p2 for x in confirmed] + [1.0] * pad, policy.level(kinds[0]))[:len(confirmed)]
         for x, hit in zip(confirmed, hits, strict=True):
             reachable = not isinstance(x.evidence, RowEvidence) or x.evidence.reachable
             x.status = FlagStatus.REGRESSED if hit else FlagStatus.FLAKY if reachable else FlagStatus.INSUFFICIENT

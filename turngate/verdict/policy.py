@@ -46,6 +46,15 @@ class GatePolicy:
                               "this too (then stage 1's p and the reruns' p are combined by Fisher)",
                               "the reruns must lean the same way as stage 1: a stage-1 fluke cannot carry reruns "
                               "that look as accepted", _S2)
+    holm_families: int = knob(2, "2: the flagged rows and the units' totals are two Holm families, alpha split "
+                              "by row_share; 1: one Holm family of both at alpha",
+                              "a device measured in docs/validation-gate.md 7.2", _S2)
+    totals_fisher: int = knob(1, "1: a total's test is Fisher's combination of stage 1's p and its reruns' p "
+                              "(with reruns_lean); 0: its reruns' p alone",
+                              "a device measured in docs/validation-gate.md 7.2", _S2)
+    pooled_totals: int = knob(1, "1: a total stage 1 did not flag is tested too, on the rerun rows' reruns "
+                              "pooled; 0: only flagged totals are tested",
+                              "a device measured in docs/validation-gate.md 7.2", _S2)
     alpha_stage1_rows: float = knob(0.001, "a flagged row also stands on the gate's runs alone at this level, "
                                     "Bonferroni over every candidate test",
                                     "many trials and a small reference: the gate's own failures then dilute "
@@ -118,7 +127,10 @@ class GatePolicy:
         return self.alpha + self.alpha_stage1_rows
 
     def level(self, family: str) -> float:
-        """alpha's share for the flagged rows' family ("row") or the totals' ("aggregate")."""
+        """alpha's share for the flagged rows' family ("row") or the totals' ("aggregate"); all
+        of alpha when both are one family (holm_families 1)."""
+        if self.holm_families == 1:
+            return self.alpha
         return self.alpha * (self.row_share if family == "row" else 1 - self.row_share)
 
 
