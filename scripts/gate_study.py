@@ -224,7 +224,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", help="write the table as JSON here")
     p.add_argument("--markdown", metavar="JSON", help="print the table of docs/validation.md from a --out file, and exit")
     p.add_argument("--policy", metavar="KNOB=V,...", default="",
-                   help="judge under the default GatePolicy with these knobs changed, e.g. reruns_lean=1,"
+                   help="judge under the default GatePolicy with these knobs changed, e.g. quiet_rate=0,"
                         "alpha_stage1_rows=0 (a device switched off: turngate/verdict/policy.py)")
     p.add_argument("--compare", action="append", metavar="NAME:KNOB=V,...", default=[],
                    help="judge the same simulated gates under the default policy (or --policy) and each of "

@@ -1,15 +1,15 @@
-"""Each power device of stage 2 can be switched off by a GatePolicy knob (so that
-docs/validation-gate.md 7.2 can measure what it buys), and the switch changes the verdict on a
-case built for it: one Holm family instead of two, a total judged on its reruns alone instead of
-Fisher's combination, a total stage 1 did not flag left untested. Hand-made screens: no agent,
-no draws."""
+"""Rule 3's stage 2 (docs/validation-gate.md 7.2: each device measured switched off, on fresh
+draws and fresh seeds; the ones that bought nothing were removed): flagged rows and units' totals
+are one Holm family at alpha, a total is Fisher's combination of stage 1's p and its reruns' p
+with no lean asked of the reruns, and a total stage 1 did not flag is not tested. Hand-made
+screens, each built so that rule 2 would have judged it otherwise: no agent, no draws."""
 from __future__ import annotations
 
 import pytest
 
 from turngate.record.summaries import CellCounts, FlagKind, FlagStatus, RunCount
-from turngate.verdict.confirm import AggregateFlag, Counts, RowFlag, Screen, judge, unit_p, with_gate
-from turngate.verdict.policy import DEFAULT, GatePolicy
+from turngate.verdict.confirm import AggregateFlag, Counts, RowFlag, Screen, fisher, judge, unit_p, with_gate
+from turngate.verdict.policy import DEFAULT, RETIRED, RULE, GatePolicy
 from turngate.verdict.reference import Cell, Reference, RowRef
 
 ROW, SCORER = "r1", "refund_outcome"
@@ -37,28 +37,18 @@ def status(items, kind):
     return x.status
 
 
-def test_one_holm_family_gives_a_row_all_of_alpha_two_give_it_row_share():
-    """A row whose reruns' p lies between alpha * row_share (0.0025) and alpha (0.005): regressed
-    in one family (no totals to share it with), flaky in two."""
+def test_rows_and_totals_are_one_holm_family_at_alpha():
+    """A row whose reruns' p lies between alpha / 2 (rule 2's rows' family) and alpha: regressed
+    when it is the family's only member; with one unit's total beside it (untested: p = 1, still
+    counted) Holm's first step is alpha / 2 and the row is flaky."""
     accepted = Counts(4, 300)
     p2 = unit_p(Counts(2, 5), with_gate(accepted, Counts(1, 1)))
-    assert DEFAULT.level(FlagKind.ROW) < p2 <= DEFAULT.alpha
+    assert DEFAULT.alpha / 2 < p2 <= DEFAULT.alpha
     ref, (cells, failed) = reference(4), reruns(2, 5)
-    assert status(judge(row_screen(accepted, 5), ref, cells, failed), FlagKind.ROW) == FlagStatus.FLAKY
-    one = GatePolicy(holm_families=1)
-    assert one.level(FlagKind.ROW) == one.level(FlagKind.AGGREGATE) == one.alpha
-    assert status(judge(row_screen(accepted, 5), ref, cells, failed, one), FlagKind.ROW) == FlagStatus.REGRESSED
-
-
-def test_one_holm_family_counts_every_total_in_it():
-    """With a total in the family (padded: untested, p = 1) the one family's first step is
-    alpha / 2: the same row is flaky again."""
-    accepted = Counts(4, 300)
+    assert status(judge(row_screen(accepted, 5), ref, cells, failed), FlagKind.ROW) == FlagStatus.REGRESSED
     found = row_screen(accepted, 5)
     found.totals = {"other": AggregateFlag("other", 1.0, [], 0, 0.0)}
-    ref, (cells, failed) = reference(4), reruns(2, 5)
-    got = judge(found, ref, cells, failed, GatePolicy(holm_families=1))
-    assert status(got, FlagKind.ROW) == FlagStatus.FLAKY
+    assert status(judge(found, ref, cells, failed), FlagKind.ROW) == FlagStatus.FLAKY
 
 
 def total_screen(flagged: bool, p1: float = 0.001) -> Screen:
@@ -68,25 +58,37 @@ def total_screen(flagged: bool, p1: float = 0.001) -> Screen:
                   totals={SCORER: total}, gate={ROW: {SCORER: Counts(1, 1)}})
 
 
-def test_fisher_combines_stage_1_with_the_reruns_and_the_reruns_alone_do_not_reach():
-    ref, (cells, failed) = reference(0), reruns(1, 2)  # reruns' p ~ 0.0099: above 0.0025 alone
-    got = judge(total_screen(True), ref, cells, failed)
-    assert status(got, FlagKind.AGGREGATE) == FlagStatus.REGRESSED
-    (x,) = got
-    assert x.p2 < DEFAULT.level(FlagKind.AGGREGATE) < x.evidence.p_reruns
-    alone = judge(total_screen(True), ref, cells, failed, GatePolicy(totals_fisher=0))
-    assert status(alone, FlagKind.AGGREGATE) == FlagStatus.FLAKY
-    assert alone[0].p2 == pytest.approx(alone[0].evidence.p_reruns)
-    # the lean: reruns that look as accepted (p above reruns_lean) cannot carry stage 1
-    passed_cells, passed_failed = reruns(0, 2)
-    assert status(judge(total_screen(True), ref, passed_cells, passed_failed), FlagKind.AGGREGATE) == FlagStatus.FLAKY
-
-
-def test_a_total_stage_1_did_not_flag_is_tested_pooled_unless_switched_off():
+def test_a_total_is_fishers_combination_of_both_stages():
+    """Its reruns alone (p ~ 0.0099) do not reach alpha; combined with stage 1's 0.001 they do."""
     ref, (cells, failed) = reference(0), reruns(1, 2)
-    got = judge(total_screen(False), ref, cells, failed)
-    assert status(got, FlagKind.AGGREGATE) == FlagStatus.REGRESSED and got[0].evidence.pooled
-    assert judge(total_screen(False), ref, cells, failed, GatePolicy(pooled_totals=0)) == []
-    # a flagged total is tested either way
-    flagged = judge(total_screen(True), ref, cells, failed, GatePolicy(pooled_totals=0))
-    assert status(flagged, FlagKind.AGGREGATE) == FlagStatus.REGRESSED
+    (x,) = judge(total_screen(True), ref, cells, failed)
+    assert x.status == FlagStatus.REGRESSED and x.evidence.p_reruns > DEFAULT.alpha
+    assert x.p2 == pytest.approx(fisher(0.001, x.evidence.p_reruns)) and x.p2 <= DEFAULT.alpha
+
+
+def test_no_lean_is_asked_of_a_totals_reruns():
+    """Rule 2 confirmed a total only when its reruns alone had p <= 0.5; rule 3 does not ask
+    (it cost detection and bought none: docs/validation-gate.md 7.2). Reruns that pass carry a
+    stage 1 so unlikely that Fisher's combination with p = 1 still reaches alpha."""
+    ref, (cells, failed) = reference(0), reruns(0, 2)
+    (x,) = judge(total_screen(True, p1=1e-6), ref, cells, failed)
+    assert x.evidence.p_reruns == 1.0 and x.status == FlagStatus.REGRESSED
+    (y,) = judge(total_screen(True, p1=0.01), ref, cells, failed)
+    assert y.status == FlagStatus.FLAKY
+
+
+def test_a_total_stage_1_did_not_flag_is_not_tested():
+    ref, (cells, failed) = reference(0), reruns(2, 2)
+    assert judge(total_screen(False), ref, cells, failed) == []
+    assert status(judge(total_screen(True), ref, cells, failed), FlagKind.AGGREGATE) == FlagStatus.REGRESSED
+
+
+def test_a_stored_policy_naming_a_retired_knob_reads():
+    """A rule-2 record's policy names row_share and reruns_lean: it still reads (the knobs are
+    dropped); the record itself keeps its stored verdict (tests/test_records_last.py)."""
+    assert RULE == 3 and RETIRED == {"row_share", "reruns_lean"}
+    old = DEFAULT.as_dict() | {"row_share": 0.5, "reruns_lean": 0.5}
+    assert GatePolicy.from_dict(old) == DEFAULT
+    assert not RETIRED & set(DEFAULT.as_dict())
+    with pytest.raises(ValueError, match="unknown gate policy knob"):
+        GatePolicy.from_dict(old | {"no_such_knob": 1})

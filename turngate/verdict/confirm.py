@@ -265,11 +265,10 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
         if p <= policy.screen_p_agg or (unit in below_bar and failing):
             out.aggregates.append(total)
     k_cap = max(policy.k_max, trials)
-    # Holm's first step over the rows' family: one flagged row in m, or in m + every total when
-    # rows and totals are one family (holm_families 1)
-    m = max(1, len(out.rows) + (len(out.totals) if policy.holm_families == 1 else 0))
+    # Holm's first step: the one family holds every flagged row and every unit's total
+    m = max(1, len(out.rows) + len(out.totals))
     for flag in out.rows:
-        level = policy.level(FlagKind.ROW) / m / len(flag.units)
+        level = policy.alpha / m / len(flag.units)
         ks = [reruns_for(with_gate(flag.accepted[u], flag.now[u]), level, k_cap, policy) for u in flag.units]
         flag.reruns = max(k for k, _ in ks)
         flag.reachable = any(ok for _, ok in ks)
@@ -308,7 +307,7 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
             # cannot be the first rejection, so stopping it never turns a failing gate green
             out.stops[flag.row_id] = RowStop(
                 tuple(flag.units), {u: with_gate(flag.accepted[u], flag.now[u]) for u in flag.units}, flag.reruns,
-                policy.level(FlagKind.ROW) / m / len(flag.units))
+                policy.alpha / m / len(flag.units))
     return out
 
 
@@ -316,14 +315,15 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
 class RowStop:
     """A row rerun only for its own flag: its reruns are made in batches (one at a time, then
     growing, up to k: checkpoints) and stop at the first batch after which it can no longer reach
-    the level of Holm's first step (the row family's level over its m flagged rows and its units,
-    the level K was sized for), even if every rerun left failed every unit. That never changes
+    the level of Holm's first step (alpha over the family's m members, every flagged row and every
+    unit's total, and over the row's units: the level K was sized for), even if every rerun left
+    failed every unit. That never changes
     whether the gate fails: a row that cannot reach the first step's level cannot be Holm's first
     rejection, and its p on the reruns made is at least its best case (failures can only rise by
-    the runs not made), so the rows' family rejects something exactly when it would on every
+    the runs not made), so the family rejects something exactly when it would on every
     planned rerun. When it does, a stopped row that Holm's later, more lenient steps would also
     have confirmed is reported flaky rather than regressed: the gate fails either way. (m counts
-    every flagged row; in the rare gate where a row's reruns leave no unit to judge, Holm's family
+    every flagged row and every total; in the rare gate where a row's reruns leave no unit to judge, Holm's family
     is smaller and its first step a little more lenient than the stop's level.) A stop never
     confirms more than the full plan, so the false-alarm bound holds.
     On an unchanged version a noisy row's first reruns mostly pass: then it costs one or two
@@ -331,7 +331,7 @@ class RowStop:
     units: tuple[str, ...]
     accepted: dict[str, Counts]  # per unit, the accepted runs and this gate's together (with_gate)
     k: int
-    level: float  # the row family's level over its m flagged rows and its units: Holm's first step
+    level: float  # alpha over the family's m members and the row's units: Holm's first step
 
     def checkpoints(self) -> list[int]:
         """After which rerun the row is looked at: each of the first four (an unchanged noisy row
@@ -436,9 +436,8 @@ class RowEvidence:
 @dataclass
 class TotalEvidence:
     """A unit's total over rows: stage 1's, and the reruns' over the rerun rows."""
-    rows: list[str]  # flagged: the rows that failed it now; pooled: the rerun rows that failed it
+    rows: list[str]  # the rows that failed it now
     bar: bool  # the scorer's mean is below its bar
-    pooled: bool  # stage 1 did not flag it: tested on the reruns pooled
     p_reruns: float | None
     rerun_rows: int
     first_failed: int
@@ -496,17 +495,18 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
         evidence = RowEvidence(accepted={u: flag.accepted[u] for u in flag.units}, first={u: flag.now[u] for u in flag.units},
                                reruns={u: now[u] for u in tested}, reachable=flag.reachable, n_units=flag.n_units)
         items.append(Judged(FlagKind.ROW, flag.row_id, flag.p, p2, evidence, units=list(flag.units)))
-    # Every unit's total (each scorer, and the runs failing some scorer) is one test of a fixed
-    # family: stage 1's tail p over every row, combined (Fisher) with the tail p of the reruns of
-    # every rerun row. Under "nothing changed" a row's reruns follow the Beta-binomial of its
-    # accepted runs *and this gate's* (the rate it is rerun at is what both saw), so the reruns'
-    # p is valid given whatever stage 1 showed, whichever rows it chose and however many reruns:
-    # the two p-values combine without conditioning on the flag (an adaptive two-stage design).
-    # A total stage 1 did not flag is tested the same way (the reruns pooled): a change that
-    # fails many rows a little where they never failed shows in their sum, not in one row.
-    flagged_units = {agg.unit for agg in found.aggregates}
+    # Every flagged unit's total (a scorer, or the runs failing some scorer) is one test of a
+    # fixed family: stage 1's tail p over every row, combined (Fisher) with the tail p of the
+    # reruns of every rerun row. Under "nothing changed" a row's reruns follow the Beta-binomial
+    # of its accepted runs *and this gate's* (the rate it is rerun at is what both saw), so the
+    # reruns' p is valid given whatever stage 1 showed, whichever rows it chose and however many
+    # reruns: the two p-values combine without conditioning on the flag (an adaptive two-stage
+    # design). A total stage 1 did not flag is not tested (rule 2 tested it on the reruns pooled;
+    # that caught nothing the rest did not: docs/validation-gate.md 7.2), but it stays in the
+    # family (p = 1), so the family cannot shrink with the data.
     rerun_rows = sorted(found.fixed)  # a row rerun only for its own flag may stop early: not pooled
-    for unit, total in found.totals.items():
+    for total in found.aggregates:
+        unit = total.unit
         parts = []
         for rid in rerun_rows:
             now = observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit)
@@ -514,36 +514,21 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
             if now is not None and acc is not None and now.applicable:
                 parts.append((now, with_gate(acc, found.gate.get(rid, {}).get(unit))))
         p2 = evidence_p(parts, policy.evidence_step) if parts else None
-        failing = [rid for rid in rerun_rows
-                   if (observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit) or Counts(0, 0)).failed]
-        pooled = unit not in flagged_units
-        if (p2 is None or not policy.pooled_totals) and pooled:
-            continue
-        if p2 is None or not policy.totals_fisher:
-            p = p2
-        else:
-            p = fisher(total.p, p2) if p2 <= policy.reruns_lean else 1.0
-        evidence = TotalEvidence(rows=failing if pooled else list(total.rows), bar=total.bar, pooled=pooled,
-                                 p_reruns=p2, rerun_rows=len(parts), first_failed=total.failed,
-                                 first_expected=total.expected,
+        p = None if p2 is None else fisher(total.p, p2)
+        evidence = TotalEvidence(rows=list(total.rows), bar=total.bar, p_reruns=p2, rerun_rows=len(parts),
+                                 first_failed=total.failed, first_expected=total.expected,
                                  reruns=Counts(sum(n.failed for n, _ in parts), sum(n.applicable for n, _ in parts)),
                                  reruns_expected=expected_failures(parts))
         items.append(Judged(FlagKind.AGGREGATE, unit, total.p, p, evidence, units=[unit]))
-    families = ([(FlagKind.ROW,), (FlagKind.AGGREGATE,)] if policy.holm_families != 1
-                else [(FlagKind.ROW, FlagKind.AGGREGATE)])
-    for kinds in families:
-        # two families, alpha split between them (Bonferroni), Holm within each: many weakly
-        # flagged rows must not starve the test of a diffuse rise, nor the other way round
-        # (holm_families 1: one family of both at alpha)
-        confirmed = [x for x in items if x.p2 is not None and x.kind in kinds]
-        # the totals' family is every unit, tested or not (untested: p = 1), so which units had
-        # rerun rows (chosen by stage 1) cannot shrink it
-        totals = sum(1 for x in confirmed if x.kind == FlagKind.AGGREGATE)
-        pad = max(0, len(found.totals) - totals) if FlagKind.AGGREGATE in kinds else 0
-        hits = holm([x.p2 for x in confirmed] + [1.0] * pad, policy.level(kinds[0]))[:len(confirmed)]
-        for x, hit in zip(confirmed, hits, strict=True):
-            reachable = not isinstance(x.evidence, RowEvidence) or x.evidence.reachable
-            x.status = FlagStatus.REGRESSED if hit else FlagStatus.FLAKY if reachable else FlagStatus.INSUFFICIENT
+    # one family, Holm at alpha: every row with reruns and every unit's total, tested or not
+    # (untested: p = 1), so which units had rerun rows (chosen by stage 1) cannot shrink it
+    confirmed = [x for x in items if x.p2 is not None]
+    totals = sum(1 for x in confirmed if x.kind == FlagKind.AGGREGATE)
+    pad = max(0, len(found.totals) - totals)
+    hits = holm([x.p2 for x in confirmed] + [1.0] * pad, policy.alpha)[:len(confirmed)]
+    for x, hit in zip(confirmed, hits, strict=True):
+        reachable = not isinstance(x.evidence, RowEvidence) or x.evidence.reachable
+        x.status = FlagStatus.REGRESSED if hit else FlagStatus.FLAKY if reachable else FlagStatus.INSUFFICIENT
     # A row whose gate alone is overwhelming (many trials, a small reference: the gate's own
     # failures then weigh as much as the accepted runs in its reruns' null) stands on stage 1
     # at a Bonferroni over every candidate: at most policy.alpha_stage1_rows more false confirmations.

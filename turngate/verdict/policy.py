@@ -16,7 +16,14 @@ from typing import Any
 
 # the decision rule's version: bump when decide()/confirm.py judge differently for the same knobs.
 # 2: a row rerun for its own flag stops once it cannot reach Holm's first step (1: the most lenient)
-RULE = 2
+# 3: rows and totals are one Holm family at alpha (2: two, alpha split by row_share); a total's
+#    Fisher combination no longer asks its reruns to lean the same way (2: reruns_lean 0.5)
+RULE = 3
+
+# knobs of earlier rules that today's rule does without (docs/validation-gate.md 7.2): a stored
+# policy that names one still reads (GatePolicy.from_dict drops it); records judged by such a rule
+# keep their stored verdict (turngate/verdict/rule.py)
+RETIRED = frozenset({"row_share", "reruns_lean"})
 
 
 def knob(default: float | int, meaning: str, why: str, group: str) -> Any:
@@ -37,24 +44,9 @@ class GatePolicy:
                                "p is at or below this; its failing rows are rerun",
                                "diffuse drops show only in totals; on the design seeds 0.25 caught hardened-off "
                                "in 184/196 gates at 408 reruns per gate, 0.1 in 181/196 at 505 (docs/validation-gate.md)", _S1)
-    alpha: float = knob(0.005, "family-wise false-confirmation rate of stage 2 (Holm within each family)",
+    alpha: float = knob(0.005, "family-wise false-confirmation rate of stage 2: Holm over one family, every "
+                        "flagged row with reruns and every unit's total (untested totals count as p = 1)",
                         "with alpha_stage1_rows, bounds an unchanged version's false alarms at 0.6% of gates", _S2)
-    row_share: float = knob(0.5, "the share of alpha given to the flagged rows' family; the rest goes to the "
-                            "totals' family", "many weak row flags must not starve a diffuse rise, nor the "
-                            "other way round", _S2)
-    reruns_lean: float = knob(0.5, "a flagged total is confirmed only when its reruns alone have p at or below "
-                              "this too (then stage 1's p and the reruns' p are combined by Fisher)",
-                              "the reruns must lean the same way as stage 1: a stage-1 fluke cannot carry reruns "
-                              "that look as accepted", _S2)
-    holm_families: int = knob(2, "2: the flagged rows and the units' totals are two Holm families, alpha split "
-                              "by row_share; 1: one Holm family of both at alpha",
-                              "a device measured in docs/validation-gate.md 7.2", _S2)
-    totals_fisher: int = knob(1, "1: a total's test is Fisher's combination of stage 1's p and its reruns' p "
-                              "(with reruns_lean); 0: its reruns' p alone",
-                              "a device measured in docs/validation-gate.md 7.2", _S2)
-    pooled_totals: int = knob(1, "1: a total stage 1 did not flag is tested too, on the rerun rows' reruns "
-                              "pooled; 0: only flagged totals are tested",
-                              "a device measured in docs/validation-gate.md 7.2", _S2)
     alpha_stage1_rows: float = knob(0.001, "a flagged row also stands on the gate's runs alone at this level, "
                                     "Bonferroni over every candidate test",
                                     "many trials and a small reference: the gate's own failures then dilute "
@@ -106,8 +98,10 @@ class GatePolicy:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GatePolicy:
-        """A stored policy; a knob it does not name takes today's default (it was added later)."""
+        """A stored policy; a knob it does not name takes today's default (it was added later), a
+        knob an earlier rule had (RETIRED) is dropped."""
         names = {f.name: f for f in fields(cls)}
+        data = {k: v for k, v in data.items() if k not in RETIRED}
         if unknown := sorted(set(data) - set(names)):
             raise ValueError(f"unknown gate policy knob(s): {', '.join(unknown)}")
         out = {}
@@ -122,16 +116,9 @@ class GatePolicy:
     @property
     def false_alarm_bound(self) -> float:
         """P(an unchanged version fails a gate with reruns on) is at most this, at any number of
-        trials: the two Holm families share alpha, and a row standing on stage 1 alone adds
+        trials: Holm over the one family at alpha, and a row standing on stage 1 alone adds
         alpha_stage1_rows (every rerun p is valid whatever stage 1 chose)."""
         return self.alpha + self.alpha_stage1_rows
-
-    def level(self, family: str) -> float:
-        """alpha's share for the flagged rows' family ("row") or the totals' ("aggregate"); all
-        of alpha when both are one family (holm_families 1)."""
-        if self.holm_families == 1:
-            return self.alpha
-        return self.alpha * (self.row_share if family == "row" else 1 - self.row_share)
 
 
 DEFAULT = GatePolicy()
