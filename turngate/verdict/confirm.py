@@ -24,14 +24,17 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
   failed a *quiet* unit, one the accepted run (nearly) never failed (quiet_reruns: a diffuse
   change shows as such rows failing a little). A rerun's
   null is the row's rate as the accepted run and this gate saw it together (with_gate), so a
-  rerun p is valid whatever stage 1 showed and chose. Flagged rows are tested on their reruns
-  (Holm over the flagged rows, at row_share of alpha). Every unit's total is one member of a
-  fixed family (Holm at the rest of alpha): stage 1's p and its reruns' p (summed surprise over
-  every rerun row) combined by Fisher, unconditionally (an adaptive two-stage design: the
-  reruns may depend on stage 1 in any way because their p is valid given it). So P(any false
+  rerun p is valid whatever stage 1 showed and chose. A flagged row is tested on its reruns; a
+  flagged total on stage 1's p and its reruns' p (summed surprise over every rerun row) combined
+  by Fisher, unconditionally (an adaptive two-stage design: the reruns may depend on stage 1 in
+  any way because their p is valid given it). All of them, with every unit's total that stage 1
+  did not flag counted as p = 1, are one Holm family at alpha (decision rule 3). So P(any false
   confirmation) <= alpha + alpha_stage1_rows (a row may also stand on stage 1 alone, at a
-  Bonferroni over every candidate). Every knob named here is a field of GatePolicy (turngate/verdict/policy.py); docs/validation-gate.md
-has the design's measured power and cost.
+  Bonferroni over every candidate). Every knob named here is a field of GatePolicy
+  (turngate/verdict/policy.py). docs/validation-gate.md has the design's measured power and cost,
+  and (7.2) what each device buys: rule 2's split into two Holm families, its lean asked of a
+  total's reruns and its pooled test of unflagged totals bought no detection (the lean cost
+  some) and were removed.
 """
 from __future__ import annotations
 
