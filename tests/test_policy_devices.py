@@ -1,14 +1,14 @@
 """Rule 3's stage 2 (docs/validation-gate.md 7.2: each device measured switched off, on fresh
-draws and fresh seeds; the ones that bought nothing were removed): flagged rows and units' totals
-are one Holm family at alpha, a total is Fisher's combination of stage 1's p and its reruns' p
-with no lean asked of the reruns, and a total stage 1 did not flag is not tested. Hand-made
-screens, each built so that rule 2 would have judged it otherwise: no agent, no draws."""
+draws and fresh seeds; the ones that bought no detection were removed): a flagged total is
+Fisher's combination of stage 1's p and its reruns' p with no lean asked of the reruns, and a
+total stage 1 did not flag is not tested. Hand-made screens, each built so that rule 2 would
+have judged it otherwise: no agent, no draws."""
 from __future__ import annotations
 
 import pytest
 
 from turngate.record.summaries import CellCounts, FlagKind, FlagStatus, RunCount
-from turngate.verdict.confirm import AggregateFlag, Counts, RowFlag, Screen, fisher, judge, unit_p, with_gate
+from turngate.verdict.confirm import AggregateFlag, Counts, Screen, fisher, judge
 from turngate.verdict.policy import DEFAULT, RETIRED, RULE, GatePolicy
 from turngate.verdict.reference import Cell, Reference, RowRef
 
@@ -26,29 +26,9 @@ def reruns(failed: int, runs: int) -> tuple[dict, dict]:
             {ROW: RunCount(runs=runs, failed=failed)})
 
 
-def row_screen(accepted: Counts, k: int) -> Screen:
-    """One flagged row (its one unit failed its one gate run), rerun k times for itself."""
-    flag = RowFlag(ROW, [SCORER], p=0.5, now={SCORER: Counts(1, 1)}, accepted={SCORER: accepted}, reruns=k)
-    return Screen(rows=[flag], reruns={ROW: k}, candidates=2)
-
-
 def status(items, kind):
     (x,) = [x for x in items if x.kind == kind]
     return x.status
-
-
-def test_rows_and_totals_are_one_holm_family_at_alpha():
-    """A row whose reruns' p lies between alpha / 2 (rule 2's rows' family) and alpha: regressed
-    when it is the family's only member; with one unit's total beside it (untested: p = 1, still
-    counted) Holm's first step is alpha / 2 and the row is flaky."""
-    accepted = Counts(4, 300)
-    p2 = unit_p(Counts(2, 5), with_gate(accepted, Counts(1, 1)))
-    assert DEFAULT.alpha / 2 < p2 <= DEFAULT.alpha
-    ref, (cells, failed) = reference(4), reruns(2, 5)
-    assert status(judge(row_screen(accepted, 5), ref, cells, failed), FlagKind.ROW) == FlagStatus.REGRESSED
-    found = row_screen(accepted, 5)
-    found.totals = {"other": AggregateFlag("other", 1.0, [], 0, 0.0)}
-    assert status(judge(found, ref, cells, failed), FlagKind.ROW) == FlagStatus.FLAKY
 
 
 def total_screen(flagged: bool, p1: float = 0.001) -> Screen:
@@ -84,10 +64,10 @@ def test_a_total_stage_1_did_not_flag_is_not_tested():
 
 
 def test_a_stored_policy_naming_a_retired_knob_reads():
-    """A rule-2 record's policy names row_share and reruns_lean: it still reads (the knobs are
-    dropped); the record itself keeps its stored verdict (tests/test_records_last.py)."""
-    assert RULE == 3 and RETIRED == {"row_share", "reruns_lean"}
-    old = DEFAULT.as_dict() | {"row_share": 0.5, "reruns_lean": 0.5}
+    """A rule-2 record's policy names reruns_lean: it still reads (the knob is dropped); the
+    record itself keeps its stored verdict (tests/test_records_last.py)."""
+    assert RULE == 3 and RETIRED == {"reruns_lean"}
+    old = DEFAULT.as_dict() | {"reruns_lean": 0.5}
     assert GatePolicy.from_dict(old) == DEFAULT
     assert not RETIRED & set(DEFAULT.as_dict())
     with pytest.raises(ValueError, match="unknown gate policy knob"):

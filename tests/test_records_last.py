@@ -205,14 +205,14 @@ def test_a_record_of_another_rule_keeps_its_stored_verdict(project, tmp_path, ca
 
 def test_a_record_of_rule_2_naming_its_retired_knobs_keeps_its_stored_verdict_and_regrades(project, tmp_path,
                                                                                            capsys):
-    """Rule 3 dropped two knobs (row_share, reruns_lean: docs/validation-gate.md 7.2). A record
-    judged by rule 2 stores them: every reader keeps its stored verdict and says by which rule;
-    regrade re-judges it by today's rule, and its policy no longer names them."""
+    """Rule 3 dropped a knob (reruns_lean: docs/validation-gate.md 7.2). A record judged by rule 2
+    stores it: every reader keeps its stored verdict and says by which rule; regrade re-judges it
+    by today's rule, and its policy no longer names it."""
     _, files = project
     data = json.loads(files["v2"].read_text())
     stored = data["verdict"]["line"].splitlines()[0]
     data["meta"]["judged_with"]["rule"] = 2
-    data["meta"]["judged_with"]["policy"] |= {"row_share": 0.5, "reruns_lean": 0.5}
+    data["meta"]["judged_with"]["policy"] |= {"reruns_lean": 0.5}
     old = tmp_path / "rule2.json"
     old.write_text(resealed(data))
     capsys.readouterr()
@@ -222,7 +222,7 @@ def test_a_record_of_rule_2_naming_its_retired_knobs_keeps_its_stored_verdict_an
     assert regrade.main([str(old), "--out", str(tmp_path / "rg.json")]) == 1
     again = load_record(tmp_path / "rg.json")
     assert again.meta.judged_with.rule == rule.RULE == 3
-    assert not {"row_share", "reruns_lean"} & set(again.meta.judged_with.policy)
+    assert "reruns_lean" not in again.meta.judged_with.policy
 
 
 def test_a_record_stores_the_policy_it_was_judged_with():

@@ -27,14 +27,15 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
   rerun p is valid whatever stage 1 showed and chose. A flagged row is tested on its reruns; a
   flagged total on stage 1's p and its reruns' p (summed surprise over every rerun row) combined
   by Fisher, unconditionally (an adaptive two-stage design: the reruns may depend on stage 1 in
-  any way because their p is valid given it). All of them, with every unit's total that stage 1
-  did not flag counted as p = 1, are one Holm family at alpha (decision rule 3). So P(any false
+  any way because their p is valid given it). The flagged rows are one Holm family at row_share
+  of alpha; the totals another at the rest, every unit's total a member (one stage 1 did not
+  flag counts as p = 1, so the family cannot shrink with the data). So P(any false
   confirmation) <= alpha + alpha_stage1_rows (a row may also stand on stage 1 alone, at a
   Bonferroni over every candidate). Every knob named here is a field of GatePolicy
   (turngate/verdict/policy.py). docs/validation-gate.md has the design's measured power and cost,
-  and (7.2) what each device buys: rule 2's split into two Holm families, its lean asked of a
-  total's reruns and its pooled test of unflagged totals bought no detection (the lean cost
-  some) and were removed.
+  and (7.2) what each device buys; decision rule 3 dropped two of rule 2's that bought no
+  detection: the lean asked of a total's reruns (it cost some) and the pooled test of the
+  totals stage 1 did not flag.
 """
 from __future__ import annotations
 
@@ -268,10 +269,9 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
         if p <= policy.screen_p_agg or (unit in below_bar and failing):
             out.aggregates.append(total)
     k_cap = max(policy.k_max, trials)
-    # Holm's first step: the one family holds every flagged row and every unit's total
-    m = max(1, len(out.rows) + len(out.totals))
+    m = max(1, len(out.rows))
     for flag in out.rows:
-        level = policy.alpha / m / len(flag.units)
+        level = policy.level(FlagKind.ROW) / m / len(flag.units)
         ks = [reruns_for(with_gate(flag.accepted[u], flag.now[u]), level, k_cap, policy) for u in flag.units]
         flag.reruns = max(k for k, _ in ks)
         flag.reachable = any(ok for _, ok in ks)
@@ -310,7 +310,7 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
             # cannot be the first rejection, so stopping it never turns a failing gate green
             out.stops[flag.row_id] = RowStop(
                 tuple(flag.units), {u: with_gate(flag.accepted[u], flag.now[u]) for u in flag.units}, flag.reruns,
-                policy.alpha / m / len(flag.units))
+                policy.level(FlagKind.ROW) / m / len(flag.units))
     return out
 
 
@@ -318,15 +318,14 @@ def screen(cells: dict[str, dict[str, CellCounts]], failed_runs: dict[str, RunCo
 class RowStop:
     """A row rerun only for its own flag: its reruns are made in batches (one at a time, then
     growing, up to k: checkpoints) and stop at the first batch after which it can no longer reach
-    the level of Holm's first step (alpha over the family's m members, every flagged row and every
-    unit's total, and over the row's units: the level K was sized for), even if every rerun left
-    failed every unit. That never changes
+    the level of Holm's first step (the row family's level over its m flagged rows and its units,
+    the level K was sized for), even if every rerun left failed every unit. That never changes
     whether the gate fails: a row that cannot reach the first step's level cannot be Holm's first
     rejection, and its p on the reruns made is at least its best case (failures can only rise by
-    the runs not made), so the family rejects something exactly when it would on every
+    the runs not made), so the rows' family rejects something exactly when it would on every
     planned rerun. When it does, a stopped row that Holm's later, more lenient steps would also
     have confirmed is reported flaky rather than regressed: the gate fails either way. (m counts
-    every flagged row and every total; in the rare gate where a row's reruns leave no unit to judge, Holm's family
+    every flagged row; in the rare gate where a row's reruns leave no unit to judge, Holm's family
     is smaller and its first step a little more lenient than the stop's level.) A stop never
     confirms more than the full plan, so the false-alarm bound holds.
     On an unchanged version a noisy row's first reruns mostly pass: then it costs one or two
@@ -334,7 +333,7 @@ class RowStop:
     units: tuple[str, ...]
     accepted: dict[str, Counts]  # per unit, the accepted runs and this gate's together (with_gate)
     k: int
-    level: float  # alpha over the family's m members and the row's units: Holm's first step
+    level: float  # the row family's level over its m flagged rows and its units: Holm's first step
 
     def checkpoints(self) -> list[int]:
         """After which rerun the row is looked at: each of the first four (an unchanged noisy row
@@ -523,15 +522,17 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
                                  reruns=Counts(sum(n.failed for n, _ in parts), sum(n.applicable for n, _ in parts)),
                                  reruns_expected=expected_failures(parts))
         items.append(Judged(FlagKind.AGGREGATE, unit, total.p, p, evidence, units=[unit]))
-    # one family, Holm at alpha: every row with reruns and every unit's total, tested or not
-    # (untested: p = 1), so which units had rerun rows (chosen by stage 1) cannot shrink it
-    confirmed = [x for x in items if x.p2 is not None]
-    totals = sum(1 for x in confirmed if x.kind == FlagKind.AGGREGATE)
-    pad = max(0, len(found.totals) - totals)
-    hits = holm([x.p2 for x in confirmed] + [1.0] * pad, policy.alpha)[:len(confirmed)]
-    for x, hit in zip(confirmed, hits, strict=True):
-        reachable = not isinstance(x.evidence, RowEvidence) or x.evidence.reachable
-        x.status = FlagStatus.REGRESSED if hit else FlagStatus.FLAKY if reachable else FlagStatus.INSUFFICIENT
+    for kind in (FlagKind.ROW, FlagKind.AGGREGATE):
+        # two families, alpha split between them (Bonferroni), Holm within each: many weakly
+        # flagged rows must not starve the test of a diffuse rise, nor the other way round
+        confirmed = [x for x in items if x.p2 is not None and x.kind == kind]
+        # the totals' family is every unit, tested or not (untested: p = 1), so which units had
+        # rerun rows (chosen by stage 1) cannot shrink it
+        pad = max(0, len(found.totals) - len(confirmed)) if kind == FlagKind.AGGREGATE else 0
+        hits = holm([x.p2 for x in confirmed] + [1.0] * pad, policy.level(kind))[:len(confirmed)]
+        for x, hit in zip(confirmed, hits, strict=True):
+            reachable = not isinstance(x.evidence, RowEvidence) or x.evidence.reachable
+            x.status = FlagStatus.REGRESSED if hit else FlagStatus.FLAKY if reachable else FlagStatus.INSUFFICIENT
     # A row whose gate alone is overwhelming (many trials, a small reference: the gate's own
     # failures then weigh as much as the accepted runs in its reruns' null) stands on stage 1
     # at a Bonferroni over every candidate: at most policy.alpha_stage1_rows more false confirmations.
