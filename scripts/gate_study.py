@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from turngate.commands.calibrate import propose
-from turngate.verdict.policy import DEFAULT, GatePolicy
+from turngate.verdict.policy import DEFAULT, RETIRED, GatePolicy
 from turngate.verdict.reference import Reference, load_reference
 from turngate.verdict.sensitivity import (  # the pieces the gate's own sensitivity statement uses
     Break,
@@ -207,6 +207,8 @@ def policy_of(text: str) -> GatePolicy:
     """KNOB=V,KNOB=V -> the default policy with those knobs (an unknown knob: exit 2, one line)."""
     try:
         values = {k.strip(): float(v) for k, v in (kv.split("=", 1) for kv in text.split(",") if kv.strip())}
+        if retired := sorted(set(values) & RETIRED):
+            raise ValueError(f"{', '.join(retired)}: a knob of an earlier decision rule (docs/validation-gate.md 7.2)")
         return GatePolicy.from_dict(DEFAULT.as_dict() | values)
     except ValueError as exc:
         print(f"error: --policy {text}: {exc}", file=sys.stderr)
