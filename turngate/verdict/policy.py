@@ -43,7 +43,9 @@ class GatePolicy:
     screen_p_agg: float = knob(0.25, "a scorer's total over rows (or the failing runs' total) is flagged when its "
                                "p is at or below this; its failing rows are rerun",
                                "diffuse drops show only in totals; on the design seeds 0.25 caught hardened-off "
-                               "in 184/196 gates at 408 reruns per gate, 0.1 in 181/196 at 505 (docs/validation-gate.md)", _S1)
+                               "in 184/196 gates at 408 reruns per gate, 0.1 in 181/196 at 505; flagged only below a bar, a hotter "
+                               "model was caught in 28 of 150 simulated five-trial gates instead of 75, and in 6 "
+                               "of 10 real ones instead of 10 with no rerun budget (docs/validation-gate.md 7.2)", _S1)
     alpha: float = knob(0.005, "family-wise false-confirmation rate of stage 2 (Holm within each family)",
                         "with alpha_stage1_rows, bounds an unchanged version's false alarms at 0.6% of gates", _S2)
     row_share: float = knob(0.5, "the share of alpha given to the flagged rows' family; the rest goes to the "
@@ -54,7 +56,9 @@ class GatePolicy:
     alpha_stage1_rows: float = knob(0.001, "a flagged row also stands on the gate's runs alone at this level, "
                                     "Bonferroni over every candidate test",
                                     "many trials and a small reference: the gate's own failures then dilute "
-                                    "its reruns' null", _S2)
+                                    "its reruns' null; without it a broken noisy row was caught in 93 of 100 "
+                                    "simulated twenty-trial gates against a 20-run reference instead of 99 "
+                                    "(docs/validation-gate.md 7.2)", _S2)
     alpha_one_stage: float = knob(0.01, "a flag with no reruns to judge it (--no-confirm, a regrade's new flag) "
                                   "is judged on stage 1 at this level, Bonferroni over every candidate",
                                   "one stage has no second look: the whole candidate family pays", _S2)
@@ -78,7 +82,9 @@ class GatePolicy:
                           "reruns (docs/validation-gate.md section 6)", _K)
     quiet_rate: float = knob(0.015, "a unit is quiet when its accepted rate (Jeffreys mean) is at most this: "
                              "0-4 failures of 300, 0-1 of 100, 0 of 50",
-                             "a safety switch off shows as quiet rows failing one run in ten", _K)
+                             "a safety switch off shows as quiet rows failing one run in ten; without their "
+                             "reruns hardened-off was caught in 4 of 20 real one-trial gates instead of 6 (no "
+                             "rerun budget; docs/validation-gate.md 7.2)", _K)
     k_quiet_min: int = knob(5, "fewest reruns of a row that failed a quiet unit", "see k_quiet_per_trial", _K)
     k_quiet_per_trial: int = knob(12, "reruns of a row that failed a quiet unit, per trial of the gate",
                                   "60 reruns of a row failing 10% against 0 of 100 give p ~ 5e-3; 40 only ~1e-2", _K)
