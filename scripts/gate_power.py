@@ -43,7 +43,7 @@ from turngate.record.summaries import ConfirmationSummary
 from turngate.scoring.scorers import make_evaluators, registry
 from turngate.sources.row_sources import source_for
 from turngate.verdict.decide import plan_reruns, rerun_stops, reruns_needed
-from turngate.verdict.policy import DEFAULT, GatePolicy
+from turngate.verdict.policy import DEFAULT, RETIRED, GatePolicy
 from turngate.verdict.reference import DEFAULT_PATH as REFERENCE_PATH
 from turngate.verdict.reference import check_rows, load_reference
 from turngate.verdict.stats import wilson
@@ -132,6 +132,8 @@ def policy_arg(text: str) -> tuple[str, GatePolicy]:
     name, _, knobs = text.partition(":")
     try:
         values = {k.strip(): float(v) for k, v in (kv.split("=", 1) for kv in knobs.split(",") if kv.strip())}
+        if retired := sorted(set(values) & RETIRED):
+            raise ValueError(f"{', '.join(retired)}: a knob of an earlier decision rule (docs/validation-gate.md 7.2)")
         fields = {k: int(v) if isinstance(getattr(DEFAULT, k, None), int) else v for k, v in values.items()}
         return name, GatePolicy.from_dict(DEFAULT.as_dict() | fields)
     except ValueError as exc:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from turngate.commands.calibrate import propose
-from turngate.verdict.policy import DEFAULT, GatePolicy
+from turngate.verdict.policy import DEFAULT, RETIRED, GatePolicy
 from turngate.verdict.reference import Reference, load_reference
 from turngate.verdict.sensitivity import (  # the pieces the gate's own sensitivity statement uses
     Break,
@@ -114,6 +114,84 @@ def study(base: Reference, worlds: int, trials: list[int], refs: list[int], seed
     return out
 
 
+SPREAD_ROWS, SPREAD_RATE = 12, 0.1  # the quiet-spread break: hardened-off's size (docs/validation-gate.md 1)
+HOT = 2.0  # the hot break: every failure pattern of every row this many times as likely (temperature 0.5: ~2x)
+
+
+def hotter(truth: Truth, factor: float = HOT) -> Truth:
+    """The truth of a hotter model: each row's failure patterns `factor` times as likely, taken
+    from its clean runs (all of them, at most)."""
+    out = {}
+    for rid, (a, na, pats, probs) in truth.items():
+        clean = [i for i, p in enumerate(pats) if not p]
+        failing = 1 - sum(probs[i] for i in clean)
+        scale = min(factor, 1 / failing) if failing > 0 else 1.0
+        new = np.array([pr * scale if pt else 0.0 for pt, pr in zip(pats, probs, strict=True)])
+        if clean:
+            new[clean[0]] = max(0.0, 1 - new.sum())
+        out[rid] = (a, na, pats, new / new.sum())
+    return out
+
+
+def spread_break(truth: Truth, rng: np.random.Generator) -> Break | None:
+    """Hardened tools off, simulated: a scorer, and up to SPREAD_ROWS rows that (nearly) never fail
+    it (truth < 1%), each now failing it on SPREAD_RATE of its runs on top (quiet rows failing one
+    run in ten; docs/validation-gate.md section 1)."""
+    names = sorted({n for a, _, _, _ in truth.values() for n in a})
+    name = names[rng.integers(len(names))]
+    quiet = [rid for rid, (a, _, pats, probs) in truth.items()
+             if name in a and sum(pr for pt, pr in zip(pats, probs, strict=True) if name in pt) < 0.01]
+    picked = [quiet[i] for i in rng.permutation(len(quiet))[:SPREAD_ROWS]]
+    return Break(fails=frozenset([name]), rows=frozenset(picked), rate=SPREAD_RATE, replace=False) if picked else None
+
+
+def compare_devices(base: Reference, worlds: int, trials: list[int], refs: list[int], seed: int,
+                    policies: dict[str, GatePolicy]) -> dict:
+    """Several policies judged on the same simulated gates: each world, and each of its gates
+    (unchanged, a noisy row broken, a quiet row broken, a hotter model, a quiet spread), draws from its own
+    stream (seed, reference, trials, world, gate), and every policy judges the gate drawn from the
+    same state of that stream (its reruns, whose number the policy decides, continue it). Per cell
+    and policy: false alarms, reruns per unchanged gate, and each break's gates caught (and their
+    reruns)."""
+    patterns = all_patterns(base)
+    kinds = ("unchanged", "noisy", "quiet", "hot", "spread")
+    out = {}
+    for ref_trials in refs:
+        for t in trials:
+            cell = {name: {k: [0, 0, 0] for k in kinds} for name in policies}  # caught, gates, reruns
+            for w in range(worlds):
+                wrng = np.random.default_rng([seed, ref_trials, t, w])
+                truth, ref, bars = world(base, ref_trials, wrng, patterns)
+                breaks: dict[str, Break | None] = {"unchanged": None}
+                noisy = [rid for rid, (a, _, pats, probs) in truth.items()
+                         if a and 0.03 < 1 - clean_share(pats, probs) < 0.3]
+                quiet = [rid for rid, (a, _, pats, probs) in truth.items()
+                         if a and 1 - clean_share(pats, probs) < 0.01]
+                for kind, pool in (("noisy", noisy), ("quiet", quiet)):
+                    rid = pool[wrng.integers(len(pool))] if pool else None
+                    breaks[kind] = (Break.row(rid, frozenset([truth[rid][0][wrng.integers(len(truth[rid][0]))]]))
+                                    if rid else None)
+                breaks["spread"] = spread_break(truth, wrng)
+                hot = hotter(truth)
+                for g, kind in enumerate(kinds):
+                    if kind not in ("unchanged", "hot") and breaks[kind] is None:
+                        continue
+                    for name, policy in policies.items():
+                        grng = np.random.default_rng([seed, ref_trials, t, w, 1 + g])
+                        code, info = simulate_gate(hot if kind == "hot" else truth, ref, bars, t, grng,
+                                                   breaks.get(kind), policy=policy)
+                        c = cell[name][kind]
+                        c[0] += code == 1
+                        c[1] += 1
+                        c[2] += info["reruns"]
+            for name, per in cell.items():
+                out[f"ref{ref_trials}-t{t}/{name}"] = {
+                    "reference_trials": ref_trials, "trials": t, "policy": name,
+                    **{k: {"caught": c, "gates": n, "mean_reruns": round(r / max(1, n), 1)}
+                       for k, (c, n, r) in per.items()}}
+    return out
+
+
 def markdown(res: dict) -> str:
     """The study as docs/validation.md shows it."""
     out = ["| reference | trials | unchanged: gates failed | 95% Wilson | reruns per gate | noisy row broken: caught "
@@ -129,6 +207,8 @@ def policy_of(text: str) -> GatePolicy:
     """KNOB=V,KNOB=V -> the default policy with those knobs (an unknown knob: exit 2, one line)."""
     try:
         values = {k.strip(): float(v) for k, v in (kv.split("=", 1) for kv in text.split(",") if kv.strip())}
+        if retired := sorted(set(values) & RETIRED):
+            raise ValueError(f"{', '.join(retired)}: a knob of an earlier decision rule (docs/validation-gate.md 7.2)")
         return GatePolicy.from_dict(DEFAULT.as_dict() | values)
     except ValueError as exc:
         print(f"error: --policy {text}: {exc}", file=sys.stderr)
@@ -146,9 +226,27 @@ def main(argv=None) -> int:
     p.add_argument("--out", help="write the table as JSON here")
     p.add_argument("--markdown", metavar="JSON", help="print the table of docs/validation.md from a --out file, and exit")
     p.add_argument("--policy", metavar="KNOB=V,...", default="",
-                   help="judge under the default GatePolicy with these knobs changed, e.g. reruns_lean=1,"
+                   help="judge under the default GatePolicy with these knobs changed, e.g. quiet_rate=0,"
                         "alpha_stage1_rows=0 (a device switched off: turngate/verdict/policy.py)")
+    p.add_argument("--compare", action="append", metavar="NAME:KNOB=V,...", default=[],
+                   help="judge the same simulated gates under the default policy (or --policy) and each of "
+                        "these (repeatable): false alarms, reruns, and the breaks caught, diffuse ones too")
     a = p.parse_args(argv)
+    if a.compare:
+        named = {"default": policy_of(a.policy)}
+        for text in a.compare:
+            name, _, knobs = text.partition(":")
+            named[name] = policy_of(",".join(x for x in (a.policy, knobs) if x))
+        res = compare_devices(load_reference(a.reference), a.worlds, a.trials, a.refs, a.seed, named)
+        print(f"{'cell':>12} {'policy':>10}  " + "  ".join(f"{k:>16}" for k in
+                                                          ("unchanged", "noisy", "quiet", "hot", "spread")))
+        for key, r in res.items():
+            cells = [f"{r[k]['caught']}/{r[k]['gates']} ({r[k]['mean_reruns']})" for k in
+                     ("unchanged", "noisy", "quiet", "hot", "spread")]
+            print(f"{key.split('/')[0]:>12} {r['policy']:>10}  " + "  ".join(f"{c:>16}" for c in cells))
+        if a.out:
+            Path(a.out).write_text(json.dumps(res, indent=1))
+        return 0
     if a.markdown:
         print(markdown(json.loads(Path(a.markdown).read_text())))
         return 0

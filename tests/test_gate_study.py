@@ -48,3 +48,23 @@ def test_a_gate_that_confirmed_every_flag_would_be_caught_by_the_study():
                            policy=GatePolicy(alpha=1.0))
     (cell,) = res.values()
     assert cell["false_alarms"] > allowed(cell["gates"]), cell
+
+
+def test_policies_compared_are_judged_on_the_same_gates():
+    """--compare: every policy judges the gate drawn from the same stream, so a switch that does
+    not change the rerun plan (the stage-1-alone rule) makes the same reruns on every gate; a
+    retired knob is refused, not silently dropped."""
+    import numpy as np
+    import pytest
+
+    from turngate.verdict.policy import DEFAULT, GatePolicy
+
+    res = gate_study.compare_devices(load_reference(), worlds=2, trials=[1], refs=[20], seed=14,
+                                     policies={"default": DEFAULT, "s1off": GatePolicy(alpha_stage1_rows=0.0)})
+    a, b = res["ref20-t1/default"], res["ref20-t1/s1off"]
+    for kind in ("unchanged", "noisy", "quiet", "hot", "spread"):
+        assert a[kind]["gates"] == b[kind]["gates"] <= 2 and a[kind]["mean_reruns"] == b[kind]["mean_reruns"]
+    truth = {"r": (["s"], [], [frozenset(), frozenset(["s"])], np.array([0.9, 0.1]))}
+    assert list(gate_study.hotter(truth)["r"][3]) == pytest.approx([0.8, 0.2])
+    with pytest.raises(SystemExit):
+        gate_study.policy_of("reruns_lean=1")

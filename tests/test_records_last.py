@@ -203,6 +203,28 @@ def test_a_record_of_another_rule_keeps_its_stored_verdict(project, tmp_path, ca
     assert "judged by rule 0: the verdict stored with it" in capsys.readouterr().out
 
 
+def test_a_record_of_rule_2_naming_its_retired_knobs_keeps_its_stored_verdict_and_regrades(project, tmp_path,
+                                                                                           capsys):
+    """Rule 3 dropped a knob (reruns_lean: docs/validation-gate.md 7.2). A record judged by rule 2
+    stores it: every reader keeps its stored verdict and says by which rule; regrade re-judges it
+    by today's rule, and its policy no longer names it."""
+    _, files = project
+    data = json.loads(files["v2"].read_text())
+    stored = data["verdict"]["line"].splitlines()[0]
+    data["meta"]["judged_with"]["rule"] = 2
+    data["meta"]["judged_with"]["policy"] |= {"reruns_lean": 0.5}
+    old = tmp_path / "rule2.json"
+    old.write_text(resealed(data))
+    capsys.readouterr()
+    assert show.main([str(old), "--verdict"]) == 0
+    first, second = capsys.readouterr().out.splitlines()[:2]
+    assert first.endswith(stored) and "judged by rule 2: the verdict stored with it" in second
+    assert regrade.main([str(old), "--out", str(tmp_path / "rg.json")]) == 1
+    again = load_record(tmp_path / "rg.json")
+    assert again.meta.judged_with.rule == rule.RULE == 3
+    assert "reruns_lean" not in again.meta.judged_with.policy
+
+
 def test_a_record_stores_the_policy_it_was_judged_with():
     """The rule's knobs are a GatePolicy; a record carries them and a reader judges with them."""
     from turngate.verdict.policy import DEFAULT, GatePolicy

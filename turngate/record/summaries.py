@@ -257,7 +257,8 @@ class FlaggedRow(BaseModel):
     p_reruns: float | None = Field(None, description="an aggregate: its reruns' own p, before Fisher's "
                                                      "combination with stage 1 (p_value)")
     rerun_rows: int | None = Field(None, description="an aggregate: the rerun rows its reruns' p is over")
-    pooled: bool = Field(False, description="an aggregate stage 1 did not flag, tested on the reruns pooled")
+    pooled: bool = Field(False, description="an aggregate stage 1 did not flag, tested on the reruns pooled "
+                        "(decision rules 1-2; rule 3 tests flagged totals only)")
     reachable: bool = Field(True, description="a row: False when even failing every rerun could not confirm")
     mean: float | None = Field(None, description="an aggregate of a scorer below its bar: its mean")
     bar: float | None = Field(None, description="an aggregate of a scorer below its bar: the bar")

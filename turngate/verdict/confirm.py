@@ -24,14 +24,18 @@ No blocks of seeds, no empirical quantiles: the p-values are exact sums.
   failed a *quiet* unit, one the accepted run (nearly) never failed (quiet_reruns: a diffuse
   change shows as such rows failing a little). A rerun's
   null is the row's rate as the accepted run and this gate saw it together (with_gate), so a
-  rerun p is valid whatever stage 1 showed and chose. Flagged rows are tested on their reruns
-  (Holm over the flagged rows, at row_share of alpha). Every unit's total is one member of a
-  fixed family (Holm at the rest of alpha): stage 1's p and its reruns' p (summed surprise over
-  every rerun row) combined by Fisher, unconditionally (an adaptive two-stage design: the
-  reruns may depend on stage 1 in any way because their p is valid given it). So P(any false
+  rerun p is valid whatever stage 1 showed and chose. A flagged row is tested on its reruns; a
+  flagged total on stage 1's p and its reruns' p (summed surprise over every rerun row) combined
+  by Fisher, unconditionally (an adaptive two-stage design: the reruns may depend on stage 1 in
+  any way because their p is valid given it). The flagged rows are one Holm family at row_share
+  of alpha; the totals another at the rest, every unit's total a member (one stage 1 did not
+  flag counts as p = 1, so the family cannot shrink with the data). So P(any false
   confirmation) <= alpha + alpha_stage1_rows (a row may also stand on stage 1 alone, at a
-  Bonferroni over every candidate). Every knob named here is a field of GatePolicy (turngate/verdict/policy.py); docs/validation-gate.md
-has the design's measured power and cost.
+  Bonferroni over every candidate). Every knob named here is a field of GatePolicy
+  (turngate/verdict/policy.py). docs/validation-gate.md has the design's measured power and cost,
+  and (7.2) what each device buys; decision rule 3 dropped two of rule 2's that bought no
+  detection: the lean asked of a total's reruns (it cost some) and the pooled test of the
+  totals stage 1 did not flag.
 """
 from __future__ import annotations
 
@@ -434,9 +438,8 @@ class RowEvidence:
 @dataclass
 class TotalEvidence:
     """A unit's total over rows: stage 1's, and the reruns' over the rerun rows."""
-    rows: list[str]  # flagged: the rows that failed it now; pooled: the rerun rows that failed it
+    rows: list[str]  # the rows that failed it now
     bar: bool  # the scorer's mean is below its bar
-    pooled: bool  # stage 1 did not flag it: tested on the reruns pooled
     p_reruns: float | None
     rerun_rows: int
     first_failed: int
@@ -494,17 +497,18 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
         evidence = RowEvidence(accepted={u: flag.accepted[u] for u in flag.units}, first={u: flag.now[u] for u in flag.units},
                                reruns={u: now[u] for u in tested}, reachable=flag.reachable, n_units=flag.n_units)
         items.append(Judged(FlagKind.ROW, flag.row_id, flag.p, p2, evidence, units=list(flag.units)))
-    # Every unit's total (each scorer, and the runs failing some scorer) is one test of a fixed
-    # family: stage 1's tail p over every row, combined (Fisher) with the tail p of the reruns of
-    # every rerun row. Under "nothing changed" a row's reruns follow the Beta-binomial of its
-    # accepted runs *and this gate's* (the rate it is rerun at is what both saw), so the reruns'
-    # p is valid given whatever stage 1 showed, whichever rows it chose and however many reruns:
-    # the two p-values combine without conditioning on the flag (an adaptive two-stage design).
-    # A total stage 1 did not flag is tested the same way (the reruns pooled): a change that
-    # fails many rows a little where they never failed shows in their sum, not in one row.
-    flagged_units = {agg.unit for agg in found.aggregates}
+    # Every flagged unit's total (a scorer, or the runs failing some scorer) is one test of a
+    # fixed family: stage 1's tail p over every row, combined (Fisher) with the tail p of the
+    # reruns of every rerun row. Under "nothing changed" a row's reruns follow the Beta-binomial
+    # of its accepted runs *and this gate's* (the rate it is rerun at is what both saw), so the
+    # reruns' p is valid given whatever stage 1 showed, whichever rows it chose and however many
+    # reruns: the two p-values combine without conditioning on the flag (an adaptive two-stage
+    # design). A total stage 1 did not flag is not tested (rule 2 tested it on the reruns pooled;
+    # that caught nothing the rest did not: docs/validation-gate.md 7.2), but it stays in the
+    # family (p = 1), so the family cannot shrink with the data.
     rerun_rows = sorted(found.fixed)  # a row rerun only for its own flag may stop early: not pooled
-    for unit, total in found.totals.items():
+    for total in found.aggregates:
+        unit = total.unit
         parts = []
         for rid in rerun_rows:
             now = observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit)
@@ -512,15 +516,9 @@ def judge(found: Screen, reference: Reference, confirm_cells: dict[str, dict[str
             if now is not None and acc is not None and now.applicable:
                 parts.append((now, with_gate(acc, found.gate.get(rid, {}).get(unit))))
         p2 = evidence_p(parts, policy.evidence_step) if parts else None
-        failing = [rid for rid in rerun_rows
-                   if (observed_units(confirm_cells.get(rid), confirm_failed.get(rid)).get(unit) or Counts(0, 0)).failed]
-        pooled = unit not in flagged_units
-        if p2 is None and pooled:
-            continue
-        p = None if p2 is None else (fisher(total.p, p2) if p2 <= policy.reruns_lean else 1.0)
-        evidence = TotalEvidence(rows=failing if pooled else list(total.rows), bar=total.bar, pooled=pooled,
-                                 p_reruns=p2, rerun_rows=len(parts), first_failed=total.failed,
-                                 first_expected=total.expected,
+        p = None if p2 is None else fisher(total.p, p2)
+        evidence = TotalEvidence(rows=list(total.rows), bar=total.bar, p_reruns=p2, rerun_rows=len(parts),
+                                 first_failed=total.failed, first_expected=total.expected,
                                  reruns=Counts(sum(n.failed for n, _ in parts), sum(n.applicable for n, _ in parts)),
                                  reruns_expected=expected_failures(parts))
         items.append(Judged(FlagKind.AGGREGATE, unit, total.p, p, evidence, units=[unit]))

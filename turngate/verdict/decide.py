@@ -48,7 +48,6 @@ from turngate.verdict.confirm import (
     Judged,
     RowEvidence,
     RowStop,
-    TotalEvidence,
     accepted_units,
     aggregate_p,
     confirm_seeds,
@@ -160,7 +159,7 @@ def _flagged(x: Judged) -> FlaggedRow:
     rr = UnitCounts(failed=e.reruns.failed, runs=e.reruns.applicable, expected=round(e.reruns_expected, 2))
     return FlaggedRow(row_id=x.key, kind=FlagKind.AGGREGATE, status=x.status, scorers=[x.key], accepted={},
                       first=first, reruns=rr, p_first=x.p1, p_value=x.p2, rows=e.rows, p_reruns=e.p_reruns,
-                      rerun_rows=e.rerun_rows, pooled=e.pooled)
+                      rerun_rows=e.rerun_rows)
 
 
 def _finding(x: FlaggedRow) -> Finding:
@@ -233,12 +232,7 @@ def decide(subject: Record | VersionSummary | None, reference: Reference | None 
         found = screen(cells, failed_runs, reference, trials, below, policy)
         judged = judge(found, reference, confirmation.cells if confirmation else None,
                        confirmation.failed_runs if confirmation else None, policy)
-        # a pooled total was not flagged by anything: it is news only when it confirms, and only
-        # when it is more than the rows that regressed on their own
-        regressed_rows = {x.key for x in judged if x.kind == FlagKind.ROW and x.status == FlagStatus.REGRESSED}
-        flagged = [_flagged(x) for x in judged
-                   if not (isinstance(x.evidence, TotalEvidence) and x.evidence.pooled
-                           and (x.status != FlagStatus.REGRESSED or set(x.evidence.rows) <= regressed_rows))]
+        flagged = [_flagged(x) for x in judged]
         for x in flagged:
             bar = x.kind == FlagKind.AGGREGATE and x.row_id in below
             if bar:
