@@ -4,6 +4,7 @@ says where the run goes, and the progress display (bar / lines / off)."""
 from __future__ import annotations
 
 import io
+import json
 import shlex
 import sys
 import time
@@ -63,6 +64,10 @@ def test_a_run_without_write_prints_the_command_that_writes_from_it(small, tmp_p
     for name in ("thresholds.toml", "reference.json"):
         assert (tmp_path / "printed" / name).read_text() == (tmp_path / "direct" / name).read_text()
     assert len(list(out_dir.glob("calibrate-v3-*.json"))) == 2
+    # policy_judge is calibrated: the bars and the reference name the judge that scored it
+    # (this repository's [tool.turngate] judge), not None
+    assert 'judge = "offline"' in (tmp_path / "direct" / "thresholds.toml").read_text()
+    assert json.loads((tmp_path / "direct" / "reference.json").read_text())["provenance"]["judge"] == "offline"
 
 
 def test_from_an_incomplete_record_is_one_line_and_exit_2(small, tmp_path, monkeypatch, capsys):

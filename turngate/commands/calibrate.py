@@ -402,7 +402,10 @@ def main(argv=None) -> int:
             console.print(f"note: {against} is at or above the bar of {', '.join(passes)} "
                           "(the other bars and the reference tests catch it)")
     m = record.meta
-    provenance = {"version": version, "model": m.model, "judge": m.judge, "trials": m.trials,
+    # the record names a judge only when its bars do, and a calibration has none yet: the judge
+    # that scored the accepted run is the one asked for, when a judge scorer is calibrated
+    judge = m.judge or (a.judge if any(n in judge_scorers() for n in bars) else None)
+    provenance = {"version": version, "model": m.model, "judge": judge, "trials": m.trials,
                   "seeds": format_seeds(m.seeds), "date": date.today().isoformat(),
                   "dataset": portable(m.dataset), "dataset_sha256": m.dataset_sha256, "git_commit": m.git_commit,
                   "against": against or "none", "scorers": list(bars),
