@@ -127,7 +127,8 @@ async def test_history_questions_offers_and_refusals_are_no_claims(answer):
 # -- denials ------------------------------------------------------------------------------------
 
 async def test_saying_nothing_was_done_after_a_refund_fails():
-    """v3 mt_refund_then_doubt_a1008 (every seed): turn 1 refunds A-1008, turn 2 says nothing was done."""
+    """v3 mt_refund_then_doubt_a1008 before issue 37 (every seed): turn 1 refunds A-1008, turn 2
+    says nothing was done."""
     c, _ = refund_ok("A-1008", 120.0)
     answers = ["Refunded 120.00 SGD (88.80 USD) on order A-1008 (reference W-0001).",
                "Order A-1008 is delivered (delivered on 2026-10-10, 120.00 SGD refunded). Just to be sure, since it "
@@ -172,12 +173,17 @@ async def converse(version, r) -> Turn:
     return await aask_agent(r.user_turns(), version, seed=0)
 
 
-async def test_v3_says_nothing_was_done_after_refunding_and_only_this_scorer_sees_it():
+async def test_v3_tells_the_refund_it_made_when_asked_whether_it_went_through():
+    """Until issue 37, v3 answered "did that really go through?" after the refund with "do you
+    want me to refund A-1008? I haven't done anything yet" on every seed, and only this scorer saw
+    it (test_saying_nothing_was_done_after_a_refund_fails keeps that Turn). Now its answer tells
+    what its trail shows, and the scorer passes it."""
     r = dataset_row("mt_refund_then_doubt_a1008")
     t = await converse("v3", r)
     assert [c.name for c in t.tool_calls if c.name == "refund_order"] == ["refund_order"]
+    assert "haven't done anything" not in t.answer and "refunded" in t.answer, t.answer
     ok, why = await score(t, r)
-    assert ok is False and "haven't done anything yet" in why
+    assert ok is True, why
     assert (await nw.refund_outcome({"data": row_to_datapoint(r), "output": t})).pass_ is True
 
 
