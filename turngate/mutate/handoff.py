@@ -74,8 +74,6 @@ def _cut(text: str) -> str:
     return text if len(text) <= _MAX else text[:_MAX - 1] + "…"
 
 
-
-
 def write_handoff(run: MutationRun, folder: str | Path) -> Handoff:
     """The survivors of `run` as a review folder (above). Every file is made before any is written,
     each written whole; a survivor's results file that cannot be read is one line (ConfigError)."""
@@ -101,7 +99,7 @@ def write_handoff(run: MutationRun, folder: str | Path) -> Handoff:
 
     events: list[dict] = []
     noted = 0
-    for o, mine in zip(survivors, records):
+    for o, mine in zip(survivors, records, strict=True):
         mode = _mode_id(o.mutant.id)
         changed = o.result.changed
         events.append({"op": "mode.create", "mode": mode, "name": f"{o.mutant.id} survives",

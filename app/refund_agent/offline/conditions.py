@@ -7,9 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_CURRENCY = {"usd": "USD", "us dollars": "USD", "us dollar": "USD", "dollars": "USD", "dollar": "USD", "$": "USD",
-             "eur": "EUR", "euros": "EUR", "euro": "EUR", "€": "EUR", "gbp": "GBP", "pounds": "GBP", "pound": "GBP",
-             "£": "GBP", "sgd": "SGD"}
+from .entities import currency_of
+
 _CUR = r"us dollars?|dollars?|usd|euros?|eur|pounds?|gbp|sgd"
 AMOUNT_IF = re.compile(
     r"\b(?:if|as long as|provided(?: that)?|so long as|unless)\b[^.?!;]{0,60}?"
@@ -43,7 +42,7 @@ def amount_condition(text: str) -> AmountCondition | None:
     cur = (m.group("post") or m.group("pre") or "").lower()
     return AmountCondition(upper=op in _UPPER, strict=op in {"less than", "under", "below", "more than", "over",
                                                             "above"},
-                           bound=float(m.group("n")), currency=_CURRENCY.get(cur),
+                           bound=float(m.group("n")), currency=currency_of(cur) if cur else None,
                            negated=m.group(0).lower().startswith("unless"), words=m.group(0).strip())
 
 
