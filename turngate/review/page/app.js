@@ -545,6 +545,10 @@
       return;
     }
     S.modesStale = false;
+    // a background refresh must not take the focus from a keyboard user: the control focused
+    // before the list is drawn again is focused again (by its mode and its action)
+    const was = active && $("modes-list").contains(active) && active.dataset.act
+      ? { id: active.closest("li.mode").dataset.id, act: active.dataset.act } : null;
     const list = clear($("modes-list"));
     const tax = S.taxonomy && S.taxonomy.events === S.events ? S.taxonomy : null;
     const byId = new Map(((tax && tax.modes) || []).map((m) => [m.id, m]));
@@ -555,7 +559,7 @@
       const stats = sum
         ? `${count} run${count === 1 ? "" : "s"} · ${pct(sum.share)} of ${sum.reviewed} reviewed [${pct(sum.interval[0])}–${pct(sum.interval[1])}]`
         : `${count} run${count === 1 ? "" : "s"}`;
-      const merge = el("select", { "aria-label": "merge into" }, el("option", { value: "", text: "merge into…" }),
+      const merge = el("select", { "aria-label": "merge into", dataset: { act: "merge" } }, el("option", { value: "", text: "merge into…" }),
         ...S.modes.filter((o) => o.id !== m.id).map((o) => el("option", { value: o.id, text: o.name })));
       merge.addEventListener("change", async () => {
         if (merge.value && await send({ op: "mode.merge", mode: m.id, into: merge.value })) afterModeChange();
@@ -570,11 +574,11 @@
         sum && sum.agreement.some((a) => a.failed) ? el("p", { class: "agreement", text: "scorers failing its runs: " +
           sum.agreement.filter((a) => a.failed).slice(0, 4).map((a) => `${a.scorer} ${a.failed}/${a.runs}`).join(", ") }) : null,
         el("div", { class: "actions" },
-          el("button", { type: "button", text: "rename", onclick: () => startRename(li, m) }),
+          el("button", { type: "button", text: "rename", dataset: { act: "rename" }, onclick: () => startRename(li, m) }),
           merge,
-          el("button", { type: "button", text: `split ${selectedOf(m.id).length} selected`, disabled: !selectedOf(m.id).length,
+          el("button", { type: "button", text: `split ${selectedOf(m.id).length} selected`, dataset: { act: "split" }, disabled: !selectedOf(m.id).length,
             onclick: () => startSplit(li, m) }),
-          el("button", { type: "button", class: "danger", text: S.armed === m.id ? "delete: click again" : "delete",
+          el("button", { type: "button", class: "danger", dataset: { act: "delete" }, text: S.armed === m.id ? "delete: click again" : "delete",
             onclick: () => {
               if (S.armed !== m.id) { S.armed = m.id; renderModes(); return; } // a second click deletes
               S.armed = null;
@@ -583,6 +587,11 @@
       list.append(li);
     });
     if (!S.modes.length) list.append(el("li", { class: "meta", text: "No modes yet: create one above, or suggest groups from the notes." }));
+    if (was) {
+      const again = [...list.querySelectorAll("li.mode")].find((li) => li.dataset.id === was.id);
+      const control = again && again.querySelector(`[data-act="${was.act}"]`);
+      if (control && !control.disabled) control.focus();
+    }
   }
 
   function selectedOf(modeId) {
