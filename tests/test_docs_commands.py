@@ -92,10 +92,14 @@ FIXTURES = [
      '"$(ls -tr results/v3-*.json | head -1)" "$(ls -tr results/v3-*.json | sed -n 4p)"',
      "two records the page's first block wrote: v3 on every row, and on the first 10 refund rows"),
     ("ci.md", r"^evals gate --version v3 --seeds 0-4 (--shard )1/3 --out shard-1 .*$",
-     r"evals gate --version v3 --seeds 0-1 \g<1>1/3 --out shard-1\n"
-     r"evals gate --version v3 --seeds 0-1 \g<1>2/3 --out shard-2\n"
-     r"evals gate --version v3 --seeds 0-1 \g<1>3/3 --out shard-3",
-     "the three machines the comment names, one after the other, on 2 seeds (5 take a minute and a half)"),
+     r"evals gate --version v3 --seeds 0-0 \g<1>1/3 --out shard-1\n"
+     r"evals gate --version v3 --seeds 0-0 \g<1>2/3 --out shard-2\n"
+     r"evals gate --version v3 --seeds 0-0 \g<1>3/3 --out shard-3",
+     "the three machines the comment names, one after the other, on one seed (5 take a minute and a half)"),
+    ("ray.md", r"^(evals gate --version v3 --executor ray) --workers 4", r"\1 --workers 2",
+     "four Ray workers each import the agent's stack on this 2-core machine; two take the same path"),
+    ("real-models.md", r"(evals gate --version v3 --model openai:offline .*)$", r"\1 --limit 20",
+     "79 rows through the emulator's 600 requests a minute wait out the limit for 40 s; 20 rows pass the same path"),
     ("simulation.md", r"results/sim-v2-<stamp>/<conversation>\.json", '"$(ls results/sim-v2-*/*--*.json | head -1)"',
      "a conversation the page's simulation wrote"),
     ("*", r"^(python scripts/gate_power\.py .*)--seeds (\d+)-\d+", r"\1--dataset .scratch/rows.jsonl --seeds \2-99999999",
@@ -106,6 +110,7 @@ FIXTURES = [
     ("*", r"^(python scripts/gate_study\.py)(?!.*--worlds)", r"\1 --worlds 2", STUDY),
     ("*", r"--worlds \d+", "--worlds 2", STUDY),
     ("validation-gate.md", r"--seeds 60000-60019", "--seeds 60000-60019 --dataset .scratch/rows.jsonl", STUDY),
+    ("validation-gate.md", r"--seeds 63000-63019", "--seeds 63000-63019 --dataset .scratch/rows.jsonl", STUDY),
     ("validation.md", r"--mutants delete-refunds .* edit\s+(--edits)", r"--mutants switch-redact-off edit-v2 \1",
      "19 gates of 79 rows take minutes: a switch's mutant and an edit file's run the same path"),
     ("mutate.md", r"^(python evals/mutate\.py --version v3 --markdown mutate\.md)$", r"\1 --operators switch",

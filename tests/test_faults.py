@@ -76,8 +76,10 @@ def test_judge_faults_fail_policy_judge(tmp_path, fault, needle):
 
 
 def test_a_tool_that_never_answers_leaves_a_call_without_result(tmp_path, monkeypatch):
-    # --timeout bounds the conversation once connected; the stdio server's start-up (slow on a busy
-    # machine) only counts against the runner's outer guard (timeout + 5 s), so keep it roomy
+    # --timeout bounds the conversation once connected (the stdio server's start-up, slow on a busy
+    # machine, only counts against the runner's outer guard, timeout + 5 s): the offline model's
+    # steps before the hung call take well under a second, so 15 s leaves them a wide margin and
+    # the test waits out 15 s, not 45
     # --no-confirm: each rerun would hang for the whole timeout too (reruns fail closed: see above).
     # The conversation's --timeout must end the run while the hung call is pending: the client's
     # own per-call limit (TOOL_TIMEOUT_S, 30 s) is raised past it here, so however long the steps
@@ -85,7 +87,7 @@ def test_a_tool_that_never_answers_leaves_a_call_without_result(tmp_path, monkey
     import app.refund_agent.mcp_tools as mcp_tools
 
     monkeypatch.setattr(mcp_tools, "TOOL_TIMEOUT_S", 600.0)
-    code, record = run_gate(tmp_path, "--fault", "tool-hangs:refund_order", "--timeout", "45", "--no-confirm",
+    code, record = run_gate(tmp_path, "--fault", "tool-hangs:refund_order", "--timeout", "15", "--no-confirm",
                             rows=["refund_full_a1001"])
     assert code == 1
     run = verdicts(record, "refund_full_a1001")
