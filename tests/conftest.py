@@ -93,6 +93,18 @@ SLOW_TESTS = {
     "test_docs.py::test_the_complete_example_runs_from_an_empty_folder",
     "test_docs.py::test_the_readme_walkthrough_runs_and_leaves_the_tree_clean",
     "test_docs.py::test_the_plugin_example_is_a_module_that_imports_and_registers",
+    # over 4 s each; the quick loop keeps the mutate layer's dry run, bad input, workers and
+    # list operators, and the offline model's own behaviour on every set
+    "test_mutate_propose.py::test_a_proposer_that_fails_or_is_missing_is_one_line_and_exit_2",
+    "test_mutate_propose.py::test_proposed_edits_are_gated_and_classified_like_any_mutant",
+    "test_mutate.py::test_the_rows_suggested_for_three_faq_survivors_kill_them",
+    "test_mutate.py::test_one_provider_budget_caps_the_whole_run_in_process_and_across_workers",
+    "test_mutate.py::test_the_faq_bot_is_mutated_from_the_command_line_with_json_and_markdown",
+    "test_mutate.py::test_report_writes_the_html_page_and_never_replaces_a_file_without_force",
+    "test_mutate_review.py::test_faq_survivors_become_draft_modes_that_the_review_export_turns_into_scorer_skeletons",
+    "test_offline_noise.py::test_same_output_in_a_fresh_process",
+    "test_offline_linear.py::test_the_gloss_and_the_place_names_are_those_of_every_pattern_tried_on_every_message",
+    "test_offline_linear.py::test_bounded_sentence_gaps_match_as_the_unbounded_patterns_on_every_message",
 }
 
 
