@@ -12,6 +12,17 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def memo_of_this_run(tmp_path_factory):
+    """The statements' disk memo (turngate/gate/memo.py) of this test run, shared by its xdist
+    workers and the commands they start, never a developer's ~/.cache/turngate."""
+    if "TURNGATE_CACHE_DIR" not in os.environ:
+        base = tmp_path_factory.getbasetemp()
+        shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+        os.environ["TURNGATE_CACHE_DIR"] = str(shared / "turngate-memo")
+    yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def offline_turns_match_their_trail():
     """Every Turn the offline model gives in any test says only what its trail shows (issue 37,
     tests/offline_trail.py). Left out: a prompt that says to report every request as done (the

@@ -1,13 +1,18 @@
 """Every gate verdict states what it could see: the gate's own settings (rows, trials, bars,
 reruns) handed to turngate/verdict/sensitivity.py. A gate, its --dry-run, merge and every reader
-(turngate/gate/recheck.py) make the same statement from the same inputs; it is computed once per
-process for them (in memory, nothing on disk)."""
+(turngate/gate/recheck.py) make the same statement from the same inputs.
+
+The simulation is about half of a 79-row gate's own time and nearly all of `evals show`'s, and
+it is a pure function of its inputs and of this package's code: it is kept in memory for the
+process and on disk (turngate/gate/memo.py) under a digest of both, so the reader after a gate,
+or the next gate of the same plan, finds it made. The record still holds only its inputs."""
 from __future__ import annotations
 
 import hashlib
 import json
 from typing import Any
 
+from turngate.gate import memo
 from turngate.record.sensitivity import Sensitivity
 from turngate.verdict.policy import DEFAULT, GatePolicy
 
@@ -23,7 +28,11 @@ def statement(reference: Any, rows: list[str], trials: int, bars: dict[str, floa
         [reference.model_dump(mode="json") if reference is not None else None, sorted(rows), trials,
          sorted(bars.items()), confirm, fixed, policy.as_dict(), GATES, SEED], sort_keys=True).encode()).hexdigest()
     if key not in _MADE:
-        _MADE[key] = sensitivity(reference, trials, bars, rows=rows, confirm=confirm, fixed=fixed, policy=policy)
+        made = memo.read("sensitivity", key, Sensitivity.model_validate_json)
+        if made is None:
+            made = sensitivity(reference, trials, bars, rows=rows, confirm=confirm, fixed=fixed, policy=policy)
+            memo.write("sensitivity", key, made.model_dump_json())
+        _MADE[key] = made
     return _MADE[key].model_copy(deep=True)
 
 
