@@ -119,7 +119,20 @@ SLOW_TESTS = {
 }
 
 
+# The longest tests start first (the docs pages' commands, 10-150 s each), so that on two workers
+# the short ones fill in around them instead of one page running alone at the end.
+FIRST = ["validation-gate.md", "gate.md", "validation.md", "mutate.md", "ray.md", "ci.md"]
+
+
+def _start_order(item) -> int:
+    if item.path.stem != "test_docs_commands":
+        return len(FIRST) + 1
+    page = item.name.partition("[")[2].rstrip("]")
+    return FIRST.index(page) if page in FIRST else len(FIRST)
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=_start_order)  # stable: every other test keeps its place
     for item in items:
         module = item.path.stem
         if module in SLOW_MODULES or f"{item.path.name}::{item.name.split('[')[0]}" in SLOW_TESTS:
