@@ -81,8 +81,10 @@ def test_small_gate_passes_through_a_rate_limited_flaky_server(tmp_path, monkeyp
 def test_server_killed_mid_run_fails_every_unfinished_run_closed(tmp_path, monkeypatch):
     with served("--die-after", "6") as server:
         through(monkeypatch, server)
+        # --no-confirm: the failed rows' reruns would each meet the dead server again (22 s of
+        # refused retries); the gate's own runs are what this test is about
         code, record = gate(tmp_path, "--only", *SINGLE, *MULTI_TURN, "--parallelism", "2",
-                            "--max-retries", "1", "--model", "openai:offline")
+                            "--max-retries", "1", "--model", "openai:offline", "--no-confirm")
         assert server.proc.wait(30) == 3  # it died when request 7 arrived
     assert code in (1, 2)
     planned = [r for r in record["runs"] if r["stage"] == "gate"]
