@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .lexicon import lexicon_word
 from .scan import Scan
@@ -97,6 +98,12 @@ _ORDER_LIST_TAIL = re.compile(r"\s*(?:,|&|\+|/|\band\b|\bor\b|\bet\b|\bund\b|\by
 def order_mentions(text: str) -> list[tuple[str, int, int, int]]:
     """Every order id in the text: (id, start, end, where its list starts), lists of bare
     numbers after one included ("not orders 1001 and 1003": both follow the "not")."""
+    return list(_order_mentions(text))
+
+
+# A clause is read for its orders by extract, by intents and twice by clauses.py: found once.
+@lru_cache(maxsize=16)
+def _order_mentions(text: str) -> tuple[tuple[str, int, int, int], ...]:
     out = []
     for m in ORDER_RE.finditer(text):
         out.append(("A-" + next(g for g in m.groups() if g), m.start(), m.end(), m.start()))
@@ -104,7 +111,7 @@ def order_mentions(text: str) -> list[tuple[str, int, int, int]]:
         while (t := _ORDER_LIST_TAIL.match(text, end)) and not ORDER_RE.match(text, t.start(1) - 1):
             out.append(("A-" + t.group(1), t.start(1), t.end(1), m.start()))
             end = t.end()
-    return sorted(out, key=lambda x: x[1])
+    return tuple(sorted(out, key=lambda x: x[1]))
 
 
 CUSTOMER_RE = re.compile(rf"(?<![\w-])[Cc][{_DASH}\s]?(\d{{3}})(?!\d)"
