@@ -18,13 +18,15 @@ from . import certainty, clauses
 from .entities import Entities, extract, order_mentions
 from .lexicon import gloss
 from .numbers import words_to_digits
-from .scan import gaps
+from .scan import Gated, gaps
 
 ACTIONS = ("refund", "cancel", "address", "discount", "ticket_create", "escalate", "email_send", "delete")
 
 
-def _rx(pattern: str) -> re.Pattern:
-    return re.compile(gaps(pattern), re.I)  # sentence gaps bounded: scan.GAP
+def _rx(pattern: str) -> Gated:
+    # sentence gaps bounded (scan.GAP); not run on a text without the words it needs (scan.Gated):
+    # each clause is searched by some 60 of these, and a long message by all of them
+    return Gated(gaps(pattern), re.I)
 
 
 # --- actions ------------------------------------------------------------------

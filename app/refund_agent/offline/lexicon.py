@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from re import _constants as _c, _parser  # to read a phrase's plain letters off it
+
+from .scan import FOLDS, NEEDLE_LETTERS, pieces
 
 # (pattern, English). Applied in order: longer phrases before the words inside them.
 _PHRASES: list[tuple[str, str]] = [
@@ -122,8 +123,6 @@ _COMPILED = [(re.compile(p, re.I), r) for p, r in _PHRASES]
 # letters that lower() leaves as it is: FOLDS (tests/test_offline_linear.py derives them from all
 # of Unicode). Without those the cheap test skips a substitution that would change nothing; each
 # phrase read the whole of a long message.
-NEEDLE_LETTERS = "a-zäöüßéèêàçñáíóúâîôûëïü' "
-FOLDS = ("ı", "ſ")  # dotless i, long s: re.I matches them with i and s
 _PLAIN = re.compile(rf"(?:\\b)?([{NEEDLE_LETTERS}]+)(?:\\b)?")
 
 
@@ -132,52 +131,10 @@ def _needles(pattern: str) -> tuple[str, ...] | None:
     return tuple(m.group(1) for m in alts) if all(alts) else None
 
 
-# Any other phrase: a piece of plain letters every match of it holds ("erstatt" in
-# "\\b(?:zurück|rück)?erstatt\\w*"; one per alternative), read off the parsed pattern. The same
-# substring test then skips it: the ~95 such phrases each read all of a long message (0.2 s at 64K).
-_LETTER = re.compile(f"[{NEEDLE_LETTERS}]")
-
-
-def _required(items) -> list[frozenset[str]]:
-    """Sets of strings, each holding one that every match of the parsed sequence contains."""
-    out: list[frozenset[str]] = []
-    run = ""
-
-    def close() -> None:
-        nonlocal run
-        if run:
-            out.append(frozenset([run]))
-        run = ""
-    for op, arg in items:
-        if op is _c.LITERAL and _LETTER.fullmatch(chr(arg)):
-            run += chr(arg)
-            continue
-        if op is _c.AT:
-            continue  # takes no characters: the letters on both sides are adjacent
-        close()
-        if op is _c.SUBPATTERN and not arg[1] and not arg[2]:  # a group, no flags of its own: once
-            out += _required(arg[3])
-        elif op is _c.BRANCH:
-            alts = [_best(_required(alt)) for alt in arg[1]]
-            if all(alts):
-                out.append(frozenset().union(*alts))
-        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and arg[0] >= 1:  # there at least once
-            out += _required(arg[2])
-    close()
-    return out
-
-
-def _best(sets: list[frozenset[str]]) -> frozenset[str] | None:
-    """The set whose shortest string is longest (the rarest test)."""
-    return max(sets, key=lambda x: min(map(len, x)), default=None)
-
-
-def _anchors(pattern: str) -> tuple[str, ...] | None:
-    best = _best(_required(_parser.parse(pattern, re.I)))
-    return tuple(sorted(best)) if best else None
-
-
-_NEEDLES = [_needles(p) or _anchors(p) for p, _ in _PHRASES]
+# Any other phrase: the pieces of plain letters one of which every match holds ("erstatt" in
+# "\\b(?:zurück|rück)?erstatt\\w*"), read off the parsed pattern (scan.pieces): the ~95 such
+# phrases each read all of a long message (0.2 s at 64K).
+_NEEDLES = [_needles(p) or pieces(p, re.I) for p, _ in _PHRASES]
 
 # Words the intent patterns key on; a token one edit away (two for long words) is taken for it.
 VOCABULARY = ("refund", "refunded", "refunding", "cancel", "cancelled", "address", "return", "returned",
