@@ -389,18 +389,19 @@ def extract(text: str) -> Entities:
     low = text.lower()
     e = Entities()
     digits = _DIGIT.search(text) is not None
+    at = "@" in text  # every email holds one
     taken: list[tuple[int, int]] = []
     if digits:
         _ids(text, e, taken)
-    for m in EMAIL_RE.finditer(text):
+    for m in EMAIL_RE.finditer(text) if at else ():
         e.emails.append(m.group(0).lower())
         taken.append(m.span())
     e.emails = _uniq(e.emails)
     if digits:
         _skus_and_dates(text, e, taken)
-    e.names = _names(EMAIL_RE.sub(" ", text)) if _CAPITAL.search(text) else []
+    e.names = _names(EMAIL_RE.sub(" ", text) if at else text) if _CAPITAL.search(text) else []
     if not e.names:
-        scrubbed = _NOT_NAME_CHARS.sub(" ", EMAIL_RE.sub(" ", low)).strip()
+        scrubbed = _NOT_NAME_CHARS.sub(" ", EMAIL_RE.sub(" ", low) if at else low).strip()
         e.names = [n for n in _loose_names(scrubbed)
                    if not any(w.lower() in PRODUCT_WORDS or w.lower() in COUNTRIES for w in n.split())]
     e.products = _products(low)
