@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from re import _constants as _c, _parser  # to read the plain letters a pattern needs off it
+from re import _constants as _c  # _parser and _constants: to read the plain letters a pattern needs
+from re import _parser
 
 # A pattern like `\bchange\b[^.?!]*\baddress\b` is retried at every "change" and each try reads
 # to the sentence's end: "change " * 9000 in one sentence took seconds. Such gaps are read at most
