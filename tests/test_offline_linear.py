@@ -293,8 +293,10 @@ def test_the_gloss_and_the_place_names_are_those_of_every_pattern_tried_on_every
     rng = random.Random(23)
     words = [w for p, _ in lexicon._PHRASES for w in re.findall(r"[a-zäöüßéèêàç' ]{2,}", p)] + \
         ["paris", "new york", "germany", "états-unis", "laptop", " ", ", ", "ſ", "K", "İ", "ı", "é", "日本", "A-1001"]
+    words += [a for n in lexicon._NEEDLES if n for a in n]  # the pieces the substring test looks for
     texts += ["".join(rng.choice(words) for _ in range(rng.randrange(12))) for _ in range(5_000)]
     assert sum(n is not None for n in lexicon._NEEDLES) >= 50  # phrases of plain words, tried only when present
+    assert all(lexicon._NEEDLES)  # and every other phrase by a piece of plain letters it holds
     for t in texts:
         assert lexicon.gloss.__wrapped__(t) == _plain_gloss(t), t
         low = t.lower()

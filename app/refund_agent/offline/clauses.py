@@ -9,6 +9,7 @@ question about a refund, not a request for one. All of it reads the English glos
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from .lexicon import gloss
@@ -257,13 +258,25 @@ _EXCEPT = re.compile(r"(?:\bnot|\bexcept(?: for)?|\bexcluding|\bother than|\bapa
                      r"pedido|die|bestellung|von|de)\s+)*#?$", re.I)
 
 
+# Where a cue of _EXCEPT starts (its alternatives and the space after, as it reads them).
+_EXCEPT_CUE = re.compile(r"(?=(?:\bnot|\bexcept|\bexcluding|\bother than|\bapart from|\bbesides|\bsauf|\bexcepto|"
+                         r"\bsalvo|\bmenos|\baußer|\bausser|\bnicht|\bpas)\s)", re.I)
+
+
 def excluded_orders(clause_text: str) -> list[str]:
     """Order ids a negation or an "except" right before them leaves out of the clause."""
     from .entities import order_mentions
     # The cue ends right before the list (the pattern ends in $): it is looked for in the text
-    # before the list up to CLAUSE_LOOKAHEAD back, not in all of it again for every id.
-    return list(dict.fromkeys(oid for oid, _, _, head in order_mentions(clause_text)
-                              if _EXCEPT.search(clause_text, max(0, head - CLAUSE_LOOKAHEAD), head)))
+    # before the list up to CLAUSE_LOOKAHEAD back, not in all of it again for every id; and
+    # only where a cue starts in that window (found once in the clause), so an id with no cue
+    # before it costs no search of its window ("A-1001 " * 9000 searched 9000 windows).
+    found = order_mentions(clause_text)
+    cues = [m.start() for m in _EXCEPT_CUE.finditer(clause_text)] if found else []
+
+    def cued(head: int) -> bool:
+        lo = max(0, head - CLAUSE_LOOKAHEAD)
+        return bisect_left(cues, lo) < bisect_left(cues, head) and bool(_EXCEPT.search(clause_text, lo, head))
+    return list(dict.fromkeys(oid for oid, _, _, head in found if cued(head)))
 
 
 _DE_NEG = re.compile(r"\bnicht\b|\bnichts\b|\bkein(?:e|en|er)?\b", re.I)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .lexicon import lexicon_word
 from .scan import Scan
@@ -97,6 +98,12 @@ _ORDER_LIST_TAIL = re.compile(r"\s*(?:,|&|\+|/|\band\b|\bor\b|\bet\b|\bund\b|\by
 def order_mentions(text: str) -> list[tuple[str, int, int, int]]:
     """Every order id in the text: (id, start, end, where its list starts), lists of bare
     numbers after one included ("not orders 1001 and 1003": both follow the "not")."""
+    return list(_order_mentions(text))
+
+
+# A clause is read for its orders by extract, by intents and twice by clauses.py: found once.
+@lru_cache(maxsize=16)
+def _order_mentions(text: str) -> tuple[tuple[str, int, int, int], ...]:
     out = []
     for m in ORDER_RE.finditer(text):
         out.append(("A-" + next(g for g in m.groups() if g), m.start(), m.end(), m.start()))
@@ -104,7 +111,7 @@ def order_mentions(text: str) -> list[tuple[str, int, int, int]]:
         while (t := _ORDER_LIST_TAIL.match(text, end)) and not ORDER_RE.match(text, t.start(1) - 1):
             out.append(("A-" + t.group(1), t.start(1), t.end(1), m.start()))
             end = t.end()
-    return sorted(out, key=lambda x: x[1])
+    return tuple(sorted(out, key=lambda x: x[1]))
 
 
 CUSTOMER_RE = re.compile(rf"(?<![\w-])[Cc][{_DASH}\s]?(\d{{3}})(?!\d)"
@@ -277,12 +284,16 @@ asks whether wants wonder wondering today tonight thing things stuff someone som
 """.split())
 
 
+# Only where a name is expected: message start, after "for/of/does/customer...", or possessive.
+_CUE = r"(?:^|\b(?:for|of|does|is|has|customer|client|to|about|named|called|from|with)\s)"
+_LOOSE_NAME = re.compile(rf"{_CUE}(?=([a-z]{{2,}})\s([a-z]{{2,}})\b)|\b(?=([a-z]{{2,}})\s([a-z]{{2,}})'s\b)")
+_NOT_NAME_CHARS = re.compile(r"[^a-z' ]+")
+
+
 def _loose_names(low: str) -> list[str]:
     """Lower-case names ("ana silva's points"): two uncommon words in a row."""
     out = []
-    # Only where a name is expected: message start, after "for/of/does/customer...", or possessive.
-    cue = r"(?:^|\b(?:for|of|does|is|has|customer|client|to|about|named|called|from|with)\s)"
-    for m in re.finditer(rf"{cue}(?=([a-z]{{2,}})\s([a-z]{{2,}})\b)|\b(?=([a-z]{{2,}})\s([a-z]{{2,}})'s\b)", low):
+    for m in _LOOSE_NAME.finditer(low):
         a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         if a not in _COMMON and b not in _COMMON:
             out.append(f"{a.title()} {b.title()}")
@@ -306,20 +317,32 @@ _CITY_RX: list[tuple[re.Pattern, str, str | None]] = []
 _COUNTRY_RX: list[tuple[re.Pattern, str, str | None]] = []
 
 
+# Any product, city or country name as a substring: `\bname\b` cannot match without one.
+_PRODUCT_ANY = re.compile("|".join(map(re.escape, PRODUCT_WORDS)))
+_COUNTRY_ANY = re.compile("|".join(map(re.escape, COUNTRIES)))
+_STORE_WORDS = ("store", "shop", "branch")  # the two store patterns need one (case as written)
+_STORE_CITY = re.compile(r"\b(?:the\s+)?([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\s+(?:store|shop|branch)\b")
+_STORE_IN_CITY = re.compile(r"\b(?:store|shop|branch)\s+in\s+([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)")
+_CODE_WORD = re.compile(r"\b([A-Z]{2,3})\b")
+
+
 def _products(low: str) -> list[str]:
     if not _PRODUCT_RX:
         _PRODUCT_RX.extend(zip(_word_patterns(PRODUCT_WORDS, True), PRODUCT_WORDS.values(), PRODUCT_WORDS,
                                strict=True))
+    if not _PRODUCT_ANY.search(low):  # a clause naming none (most) is not tried word by word
+        return []
     return _uniq(query for rx, query, word in _PRODUCT_RX if word in low and rx.search(low))
 
 
 def _cities(text: str, low: str) -> list[str]:
     out = []
-    for m in re.finditer(r"\b(?:the\s+)?([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\s+(?:store|shop|branch)\b", text):
-        if m.group(1).lower() not in ("the", "your", "our", "which", "what", "northwind"):
+    if any(w in text for w in _STORE_WORDS):
+        for m in _STORE_CITY.finditer(text):
+            if m.group(1).lower() not in ("the", "your", "our", "which", "what", "northwind"):
+                out.append(m.group(1))
+        for m in _STORE_IN_CITY.finditer(text):
             out.append(m.group(1))
-    for m in re.finditer(r"\b(?:store|shop|branch)\s+in\s+([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)", text):
-        out.append(m.group(1))
     if not _CITY_RX:
         _CITY_RX.extend(zip(_word_patterns(KNOWN_CITIES, False), KNOWN_CITIES,
                             [_literal(c, False) for c in KNOWN_CITIES], strict=True))
@@ -332,11 +355,11 @@ def _countries(text: str, low: str) -> list[str]:
     if not _COUNTRY_RX:
         _COUNTRY_RX.extend(zip(_word_patterns(COUNTRIES, False), COUNTRIES.values(),
                                [_literal(c, False) for c in COUNTRIES], strict=True))
-    for rx, code, lit in _COUNTRY_RX:
+    for rx, code, lit in _COUNTRY_RX if _COUNTRY_ANY.search(low) else ():
         m = rx.search(low) if lit is None or lit in low else None
         if m:
             found.append((m.start(), code))
-    for m in re.finditer(r"\b([A-Z]{2,3})\b", text):
+    for m in _CODE_WORD.finditer(text):
         if m.group(1) in COUNTRY_CODES:
             found.append((m.start(), COUNTRY_CODES[m.group(1)]))
     for m in _ANY_CASE_CODE.finditer(text):
@@ -344,11 +367,68 @@ def _countries(text: str, low: str) -> list[str]:
     return _uniq(code for _, code in sorted(found))
 
 
+# What most of extract's patterns need: a digit (ids, dates, amounts, addresses, percentages),
+# a capital (a person's name). Most clauses of a long message hold neither; each pattern read
+# each clause all the same. Tested once per text, so a pattern that cannot match is not tried.
+_DIGIT = re.compile(r"\d")
+_CAPITAL = re.compile(r"[A-Z]")
+_CODE_CUES = ("code", "coupon", "voucher", "promo")  # CODE_RE without a digit needs one (case as written)
+_ID_LIKE = re.compile(r"(?i)(?:a-?\d{4}|c-?\d{3}|sku-?\w+|w-?\d+|t-?\d+)")
+_PRIORITY_CUES = ("prio", "urgent", "asap")  # one is in every priority pattern
+_HIGH = re.compile(r"\bhigh[- ]priority|\bpriority:?\s*high\b|\burgent\b|\basap\b|\bhigh prio\b")
+_LOW = re.compile(r"\blow[- ]priority|\bpriority:?\s*low\b|\bnot urgent\b")
+_NORMAL = re.compile(r"\bnormal[- ]priority|\bpriority:?\s*normal\b")
+_PERCENT = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s?%")  # (?<!\d): never a retry inside a run of digits
+_HALF = re.compile(r"\bhalf\b|\b50 ?%")
+_THIRD = re.compile(r"\b(?:a |one[- ])?third\b")
+_QUARTER = re.compile(r"\b(?:a |one[- ])?quarter\b")
+
+
 def extract(text: str) -> Entities:
     """All entities of one user message, in the order they appear."""
     low = text.lower()
     e = Entities()
+    digits = _DIGIT.search(text) is not None
+    at = "@" in text  # every email holds one
     taken: list[tuple[int, int]] = []
+    if digits:
+        _ids(text, e, taken)
+    for m in EMAIL_RE.finditer(text) if at else ():
+        e.emails.append(m.group(0).lower())
+        taken.append(m.span())
+    e.emails = _uniq(e.emails)
+    if digits:
+        _skus_and_dates(text, e, taken)
+    e.names = _names(EMAIL_RE.sub(" ", text) if at else text) if _CAPITAL.search(text) else []
+    if not e.names:
+        scrubbed = _NOT_NAME_CHARS.sub(" ", EMAIL_RE.sub(" ", low) if at else low).strip()
+        e.names = [n for n in _loose_names(scrubbed)
+                   if not any(w.lower() in PRODUCT_WORDS or w.lower() in COUNTRIES for w in n.split())]
+    e.products = _products(low)
+    e.cities = _cities(text, low)
+    e.countries = _countries(text, low)
+    if digits:
+        e.amounts = _amounts(text, taken)
+        e.bare_numbers = _bare_numbers(text, taken, e.amounts)
+    target = TARGET_CUR_RE.search(text)
+    e.target_currency = currency_of(target.group("word")) if target else None
+    e.currencies = _uniq([a.currency for a in e.amounts if a.currency]
+                         + ([e.target_currency] if e.target_currency else []))
+    e.priority = _priority(low)
+    if digits or any(w in text for w in _CODE_CUES):
+        e.code = _code(text)
+    if digits:
+        addr = ADDRESS_RE.search(text) or ADDRESS_STREET_FIRST.search(text)
+        if addr:
+            e.address = addr.group(1).strip().rstrip(",;")
+        pct = _PERCENT.search(text)
+        e.percent = float(pct.group(1)) if pct else None
+    e.fraction = _fraction(low, digits)
+    return e
+
+
+def _ids(text: str, e: Entities, taken: list[tuple[int, int]]) -> None:
+    """Order and customer ids (both need digits)."""
     for oid, start, end, _ in order_mentions(text):
         e.orders.append(oid)
         e.order_pos.append(start)
@@ -363,10 +443,10 @@ def extract(text: str) -> Entities:
         e.customers.append("C-" + (m.group(1) or m.group(2)))
         taken.append(m.span())
     e.customers = _uniq(e.customers)
-    for m in EMAIL_RE.finditer(text):
-        e.emails.append(m.group(0).lower())
-        taken.append(m.span())
-    e.emails = _uniq(e.emails)
+
+
+def _skus_and_dates(text: str, e: Entities, taken: list[tuple[int, int]]) -> None:
+    """SKUs, dates and today's date (all need digits)."""
     for m in SKU_RE.finditer(text):
         e.skus.append("SKU-" + m.group(1).upper())
         taken.append(m.span())
@@ -376,52 +456,48 @@ def extract(text: str) -> Entities:
         taken.append(m.span())
     today = TODAY_RE.search(text)
     e.today = today.group(1) if today else None
-    e.names = _names(EMAIL_RE.sub(" ", text))
-    if not e.names:
-        scrubbed = re.sub(r"[^a-z' ]+", " ", EMAIL_RE.sub(" ", low)).strip()
-        e.names = [n for n in _loose_names(scrubbed)
-                   if not any(w.lower() in PRODUCT_WORDS or w.lower() in COUNTRIES for w in n.split())]
-    e.products = _products(low)
-    e.cities = _cities(text, low)
-    e.countries = _countries(text, low)
-    e.amounts = _amounts(text, taken)
+
+
+def _bare_numbers(text: str, taken: list[tuple[int, int]], amounts: list[Amount]) -> list[float]:
     # A bare number inside a taken span, holding an amount's start, or up to 12 characters after
     # one is not bare. Looked up by position (every span and amount per number cost the square).
+    out = []
     in_taken = bytearray(len(text) + 1)
     for s, en in taken:
         in_taken[s:en] = b"\x01" * max(0, en - s)
-    starts = [a.start for a in e.amounts]  # sorted
+    starts = [a.start for a in amounts]  # sorted
     for m in _BARE_NUM.finditer(text):
         if in_taken[m.start()] or bisect_right(starts, m.end()) > bisect_left(starts, m.start()):
             continue
         if bisect_right(starts, m.start()) > bisect_left(starts, m.start() - 12):
             continue
-        e.bare_numbers.append(_number(m.group("num")))
-    target = TARGET_CUR_RE.search(text)
-    e.target_currency = currency_of(target.group("word")) if target else None
-    e.currencies = _uniq([a.currency for a in e.amounts if a.currency]
-                         + ([e.target_currency] if e.target_currency else []))
-    if re.search(r"\bhigh[- ]priority|\bpriority:?\s*high\b|\burgent\b|\basap\b|\bhigh prio\b", low):
-        e.priority = "high"
-    elif re.search(r"\blow[- ]priority|\bpriority:?\s*low\b|\bnot urgent\b", low):
-        e.priority = "low"
-    elif re.search(r"\bnormal[- ]priority|\bpriority:?\s*normal\b", low):
-        e.priority = "normal"
+        out.append(_number(m.group("num")))
+    return out
+
+
+def _priority(low: str) -> str | None:
+    if not any(w in low for w in _PRIORITY_CUES):
+        return None
+    if _HIGH.search(low):
+        return "high"
+    if _LOW.search(low):
+        return "low"
+    return "normal" if _NORMAL.search(low) else None
+
+
+def _code(text: str) -> str | None:
     for m in CODE_RE.finditer(text):
         code = m.group(1) or m.group(2)
-        if code and not re.fullmatch(r"(?i)(?:a-?\d{4}|c-?\d{3}|sku-?\w+|w-?\d+|t-?\d+)", code) \
-                and code.lower() not in ("to", "for", "on"):
-            e.code = code.upper()
-            break
-    addr = ADDRESS_RE.search(text) or ADDRESS_STREET_FIRST.search(text)
-    if addr:
-        e.address = addr.group(1).strip().rstrip(",;")
-    pct = re.search(r"(?<!\d)(\d+(?:\.\d+)?)\s?%", text)  # (?<!\d): never a retry inside a run of digits
-    e.percent = float(pct.group(1)) if pct else None
-    if re.search(r"\bhalf\b|\b50 ?%", low):
-        e.fraction = 0.5
-    elif re.search(r"\b(?:a |one[- ])?third\b", low):
-        e.fraction = 1 / 3
-    elif re.search(r"\b(?:a |one[- ])?quarter\b", low):
-        e.fraction = 0.25
-    return e
+        if code and not _ID_LIKE.fullmatch(code) and code.lower() not in ("to", "for", "on"):
+            return code.upper()
+    return None
+
+
+def _fraction(low: str, digits: bool) -> float | None:
+    if ("half" in low or digits) and _HALF.search(low):
+        return 0.5
+    if "third" in low and _THIRD.search(low):
+        return 1 / 3
+    if "quarter" in low and _QUARTER.search(low):
+        return 0.25
+    return None

@@ -18,13 +18,15 @@ from . import certainty, clauses
 from .entities import Entities, extract, order_mentions
 from .lexicon import gloss
 from .numbers import words_to_digits
-from .scan import gaps
+from .scan import Gated, gaps
 
 ACTIONS = ("refund", "cancel", "address", "discount", "ticket_create", "escalate", "email_send", "delete")
 
 
-def _rx(pattern: str) -> re.Pattern:
-    return re.compile(gaps(pattern), re.I)  # sentence gaps bounded: scan.GAP
+def _rx(pattern: str) -> Gated:
+    # sentence gaps bounded (scan.GAP); not run on a text without the words it needs (scan.Gated):
+    # each clause is searched by some 60 of these, and a long message by all of them
+    return Gated(gaps(pattern), re.I)
 
 
 # --- actions ------------------------------------------------------------------
@@ -381,26 +383,36 @@ def _trigger(action: str, clause: str, gloss_: str) -> int:
     return m.start() if m else 0
 
 
-def _clauses(turn: Turn) -> None:
-    """Writes, their orders, negation and mood, clause by clause (see clauses.py)."""
+def _clauses(turn: Turn, whole_questions: list[str] | None) -> None:
+    """Writes, their orders, negation and mood, clause by clause (see clauses.py).
+
+    `whole_questions`: the questions of the whole message read as it is (None when its reported
+    content was blanked first). A clause that is the whole message reuses the message's readings
+    instead of reading it all again: the same functions of the same text."""
     text, e = turn.text, turn.ents
     parts = []
     for start, end in clauses.spans(text):
         ct = text[start:end]
+        whole = start == 0 and end == len(text)
         cg = gloss(ct)
-        ce = extract(turn.numtext[start:end])
+        ce = dataclasses.replace(e) if whole else extract(turn.numtext[start:end])
         orders = list(dict.fromkeys(oid for oid, *_ in order_mentions(ct)))
         excluded = clauses.excluded_orders(ct) + clauses.corrected_orders(ct)
         orders = [o for o in orders if o not in excluded]
         said = clauses.unreported(clauses.unquoted(ct))
-        acts = _actions(said, gloss(said), ce) if said != ct else _actions(ct, cg, ce)
+        if said == ct:
+            acts = list(turn.actions_all) if whole else _actions(ct, cg, ce)
+        else:
+            acts = _actions(said, gloss(said), ce)
         if "discount" not in acts and "discount" in turn.actions_all and DISCOUNT.search(cg):
             acts.append("discount")
         # "..., and when was it delivered?": a question about "it" is about the message's order
         qe = ce if ce.orders or not re.search(r"\b(?:it|its|it's|they|them|this|that)\b", cg) \
             else dataclasses.replace(ce, orders=list(e.orders))
+        # qe holds what e holds when the clause is the whole message
+        questions = list(whole_questions) if whole and whole_questions is not None else _questions(ct, cg, qe)
         parts.append({"text": ct, "gloss": cg, "ents": ce, "orders": orders, "acts": acts, "excluded": excluded,
-                      "mood": clauses.mood(cg), "questions": _questions(ct, cg, qe)})
+                      "mood": clauses.mood(cg), "questions": questions})
     # An order named in a clause with no wish of its own belongs to the clause before it
     # ("Status of A-1002? And A-1006?"), or else the next one.
     for i, p in enumerate(parts):
@@ -514,10 +526,11 @@ def understand(text: str) -> Turn:
     turn.actions_all = _actions(text, low, e)
     said = clauses.unreported(text)
     turn.questions = _questions(said, gloss(said), e) if said != text else _questions(text, low, e)
+    whole_questions = list(turn.questions) if said == text else None
     turn.hold = bool(clauses.HOLD.search(low))
     # a person's name is in no language's word list: "I'm Chen Wei" is not a foreign message
     turn.unreadable = certainty.unreadable(gloss(_without(text, e.names)) if e.names else low)
-    _clauses(turn)
+    _clauses(turn, whole_questions)
     turn.authority = bool(AUTHORITY.search(low))
     turn.ignore_rules = bool(IGNORE_RULES.search(low))
     turn.injection = bool(INJECTION.search(text))

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from re import _constants as _c  # _parser and _constants: to read the plain letters a pattern needs
+from re import _parser
 
 # A pattern like `\bchange\b[^.?!]*\baddress\b` is retried at every "change" and each try reads
 # to the sentence's end: "change " * 9000 in one sentence took seconds. Such gaps are read at most
@@ -136,3 +138,100 @@ class RunStarts:
                 raise ValueError(f"RunStarts: {self.pattern!r} matched the empty string")
             yield m
             pos = m.end()
+
+
+# --- pieces a pattern needs ---------------------------------------------------------------
+# A pattern whose every match holds one of a few pieces of plain letters ("refund", "money back",
+# ...) cannot match a text holding none of them: a substring test, far cheaper than a search, tells.
+# Under re.I that holds on text lower() leaves as it is, unless it holds a character re.I folds onto
+# one of these letters: FOLDS (tests/test_offline_linear.py derives them from all of Unicode).
+NEEDLE_LETTERS = "a-zäöüßéèêàçñáíóúâîôûëïü' "
+FOLDS = ("ı", "ſ")  # dotless i, long s: re.I matches them with i and s
+_LETTER = re.compile(f"[{NEEDLE_LETTERS}]")
+
+
+def _required(items) -> list[frozenset[str]]:
+    """Sets of strings, each holding one that every match of the parsed sequence contains."""
+    out: list[frozenset[str]] = []
+    run = ""
+
+    def close() -> None:
+        nonlocal run
+        if run:
+            out.append(frozenset([run]))
+        run = ""
+    for op, arg in items:
+        if op is _c.LITERAL and _LETTER.fullmatch(chr(arg)):
+            run += chr(arg)
+            continue
+        if op is _c.AT:
+            continue  # takes no characters: the letters on both sides are adjacent
+        close()
+        if op is _c.SUBPATTERN and not arg[1] and not arg[2]:  # a group, no flags of its own: once
+            out += _required(arg[3])
+        elif op is _c.BRANCH:
+            alts = [_best(_required(alt)) for alt in arg[1]]
+            if all(alts):
+                out.append(frozenset().union(*alts))
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT) and arg[0] >= 1:  # at least once
+            out += _required(arg[2])
+    close()
+    return out
+
+
+def _best(sets: list[frozenset[str]]) -> frozenset[str] | None:
+    """The set whose shortest string is longest (the rarest test)."""
+    return max(sets, key=lambda x: min(map(len, x)), default=None)
+
+
+def pieces(pattern: str, flags: int = 0) -> tuple[str, ...] | None:
+    """Strings one of which every match of the pattern holds, or None when it has none to offer."""
+    best = _best(_required(_parser.parse(pattern, flags)))
+    return tuple(sorted(best)) if best else None
+
+
+_LAST: tuple[str | None, bool] = (None, False)  # the last text `_lowered` read, and what it found
+
+
+def _lowered(text: str) -> bool:
+    """Does re.I match the pieces' letters in the text only with themselves? (A text is searched
+    by many patterns in a row: read once.)"""
+    global _LAST
+    last = _LAST
+    if last[0] is not text:
+        last = _LAST = (text, text == text.lower() and not any(f in text for f in FOLDS))
+    return last[1]
+
+
+class Gated:
+    """A compiled pattern that is not run on a text holding none of its pieces (it could not
+    match there): search, match, fullmatch, finditer, findall and sub as the pattern gives them.
+    The pieces are looked for by one search of them all, cheaper than a test per piece."""
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self.rx = re.compile(pattern, flags)
+        self.pattern, self.flags = self.rx.pattern, self.rx.flags
+        self.pieces = pieces(pattern, flags)
+        self._gate = re.compile("|".join(map(re.escape, self.pieces))) if self.pieces else None
+        self._folds = bool(self.flags & re.I)
+
+    def _absent(self, text: str) -> bool:
+        return self._gate is not None and not self._gate.search(text) and (not self._folds or _lowered(text))
+
+    def search(self, text: str, *args) -> re.Match | None:
+        return None if self._absent(text) else self.rx.search(text, *args)
+
+    def match(self, text: str, *args) -> re.Match | None:
+        return None if self._absent(text) else self.rx.match(text, *args)
+
+    def fullmatch(self, text: str, *args) -> re.Match | None:
+        return None if self._absent(text) else self.rx.fullmatch(text, *args)
+
+    def finditer(self, text: str, *args) -> Iterator[re.Match]:
+        return iter(()) if self._absent(text) else self.rx.finditer(text, *args)
+
+    def findall(self, text: str, *args) -> list:
+        return [] if self._absent(text) else self.rx.findall(text, *args)
+
+    def sub(self, repl, text: str, count: int = 0) -> str:
+        return text if self._absent(text) else self.rx.sub(repl, text, count)
