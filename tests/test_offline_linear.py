@@ -351,3 +351,23 @@ def test_numbers_start_where_their_digits_do_with_the_same_matches():
     assert policy.parse_policy("1" * 65_000) is not None  # a prompt of digits took minutes
     # a window's length (policy._DURATION starts only where a word does): a refund line of digits
     assert policy.parse_policy("Refunds only within " + "1" * 65_000 + " days of delivery.") is not None
+
+
+def test_a_number_whose_separators_make_no_number_is_read_as_none():
+    """"12,501.234,56" (a decimal comma after a decimal point) raised in the amount reader, and
+    the whole chat request with it; it is now no amount, and the amounts around it are read."""
+    import asyncio
+    import importlib.util
+
+    from app.refund_agent.offline.entities import extract
+
+    found = extract("please refund 12,501.234,56 EUR on A-1001, and 12,50 EUR on A-1002")
+    assert [(a.value, a.currency) for a in found.amounts] == [(12.5, "EUR")] and found.bare_numbers == []
+    assert extract("I paid 1.234,56 EUR, then 1,234.56 USD").amounts[0].value == 1234.56  # both forms still read
+    spec = importlib.util.spec_from_file_location("bench_offline", REPO / "scripts" / "bench_offline.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    from app.refund_agent.serve_chat import complete
+
+    reply = asyncio.run(complete(bench.body("Please refund 12,501.234,56 EUR on order A-1001.")))
+    assert reply["choices"][0]["message"]["role"] == "assistant"

@@ -195,10 +195,15 @@ def currency_of(word: str) -> str | None:
 _DECIMAL_COMMA = re.compile(r",\d{1,2}$")
 
 
-def _number(text: str) -> float:
-    if _DECIMAL_COMMA.search(text):  # a decimal comma: "12,50", "1.234,56" (its dots group thousands)
-        return float(text.replace(".", "").replace(",", "."))
-    return float(text.replace(",", ""))
+def _number(text: str) -> float | None:
+    """The number's value; None for one whose separators make no number ("12,501.234,56": a
+    decimal comma after a decimal point), which is then read as no number at all."""
+    try:
+        if _DECIMAL_COMMA.search(text):  # a decimal comma: "12,50", "1.234,56" (its dots group thousands)
+            return float(text.replace(".", "").replace(",", "."))
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
 
 
 def _amounts(text: str, taken: list[tuple[int, int]]) -> list[Amount]:
@@ -214,8 +219,10 @@ def _amounts(text: str, taken: list[tuple[int, int]]) -> list[Amount]:
             if inside[m.start()] or inside[m.end() - 1]:
                 continue
             cur = currency_of(m.group("sym") if "sym" in m.groupdict() and m.group("sym") else m.group("word"))
-            found.append(Amount(_number(m.group("num")), cur, m.start()))
-            inside[m.start():m.end()] = b"\x01" * (m.end() - m.start())
+            value = _number(m.group("num"))
+            if value is not None:
+                found.append(Amount(value, cur, m.start()))
+            inside[m.start():m.end()] = b"\x01" * (m.end() - m.start())  # no piece of it read again
     found.sort(key=lambda a: a.start)
     return found
 
@@ -471,7 +478,8 @@ def _bare_numbers(text: str, taken: list[tuple[int, int]], amounts: list[Amount]
             continue
         if bisect_right(starts, m.start()) > bisect_left(starts, m.start() - 12):
             continue
-        out.append(_number(m.group("num")))
+        if (value := _number(m.group("num"))) is not None:
+            out.append(value)
     return out
 
 
