@@ -1,8 +1,22 @@
 """Fixtures shared by the tests that talk to the local OpenAI-compatible fake, and the trail
 check every offline Turn of the tests goes through."""
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+# Bytecode kept for the suite even where the environment says not to write any (this machine's
+# image sets PYTHONDONTWRITEBYTECODE=1): without it every worker re-compiled and re-rewrote the
+# ~120 test modules (collection 16 s instead of 9) and every command the tests start compiled
+# turngate/ and app/ again. Kept under .pytest_cache/pycache, outside the source folders; the
+# commands the tests start inherit the same prefix.
+if sys.dont_write_bytecode:
+    _PREFIX = str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "pycache")
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = _PREFIX
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = _PREFIX
 
 # pytest-xdist's workers get COLUMNS=80, which rich (in process and in the commands the tests
 # start) would wrap paths and ids at; a run without xdist has no COLUMNS when piped.
