@@ -6,17 +6,22 @@ from pathlib import Path
 
 import pytest
 
-# Bytecode kept for the suite even where the environment says not to write any (this machine's
-# image sets PYTHONDONTWRITEBYTECODE=1): without it every worker re-compiled and re-rewrote the
-# ~120 test modules (collection 16 s instead of 9) and every command the tests start compiled
-# turngate/ and app/ again. Kept under .pytest_cache/pycache, outside the source folders; the
-# commands the tests start inherit the same prefix.
-if sys.dont_write_bytecode:
-    _PREFIX = str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "pycache")
+# Bytecode kept for the collection even where the environment says not to write any (this
+# machine's image sets PYTHONDONTWRITEBYTECODE=1): without it every worker compiled and rewrote
+# the ~120 test modules again (collection 16 s instead of 8-9). Kept under .pytest_cache/pycache,
+# outside the source folders, and only while collecting: a test that edits a module and runs it
+# again within the same second, at the same size, would otherwise run the bytecode of the edit
+# (a pyc is checked by mtime in whole seconds and size); the commands tests start are untouched.
+_NO_BYTECODE = sys.dont_write_bytecode
+if _NO_BYTECODE:
     sys.dont_write_bytecode = False
-    sys.pycache_prefix = _PREFIX
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    os.environ["PYTHONPYCACHEPREFIX"] = _PREFIX
+    sys.pycache_prefix = str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "pycache")
+
+
+def pytest_collection_finish(session):
+    if _NO_BYTECODE:
+        sys.dont_write_bytecode = True
+        sys.pycache_prefix = None
 
 # pytest-xdist's workers get COLUMNS=80, which rich (in process and in the commands the tests
 # start) would wrap paths and ids at; a run without xdist has no COLUMNS when piped.
