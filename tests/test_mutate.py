@@ -376,7 +376,7 @@ def test_report_writes_the_html_page_and_never_replaces_a_file_without_force(tmp
 def test_one_provider_budget_caps_the_whole_run_in_process_and_across_workers(tmp_path, openai_env, workers):
     """--max-model-calls 6 over a run whose baseline costs 2 provider calls: the mutant that costs 6
     is cut by the run's one hard cap (its gate unjudged: an error, never killed), the next one finds
-    nothing left; the provider saw exactly 6 requests, whether the calls came from this process or
+    nothing left; the provider saw at most 6 requests, whether the calls came from this process or
     from two worker processes."""
     from tests.fakes.openai_server import FakeOpenAI
 
@@ -388,6 +388,8 @@ def test_one_provider_budget_caps_the_whole_run_in_process_and_across_workers(tm
     with FakeOpenAI([]) as server:
         openai_env(server)
         run = asyncio.run(run_mutation(bot, "tests.mutate_bot:asking", "base", found, settings, budget=6))
-    assert run.baseline.calls == 2 and len(server.requests) == 6
+    # at most 6: the call that finds the cap spent stops the gate, which may cancel another run's
+    # call after it took the last unit of the budget and before it reached the provider
+    assert run.baseline.calls == 2 and 2 < len(server.requests) <= 6
     assert [o.result.status for o in run.outcomes] == [ERROR, ERROR]
     assert all(o.result.reason.startswith("--max-model-calls 6 spent during its gate") for o in run.outcomes)
