@@ -154,5 +154,7 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=_start_order)  # stable: every other test keeps its place
     for item in items:
         module = item.path.stem
+        if module == "test_standalone":  # one worker builds the fresh venv once (--dist loadgroup)
+            item.add_marker(pytest.mark.xdist_group("fresh-venv"))
         if module in SLOW_MODULES or f"{item.path.name}::{item.name.split('[')[0]}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)

@@ -8,12 +8,12 @@ import re
 import selectors
 import signal
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+from tests import prefork
 from tests.record_helpers import record, row, run
 from turngate.record.results import ScorerVerdict, save_record
 
@@ -44,7 +44,7 @@ def review_record(folder: Path, name: str = "v2.json") -> Path:
 
 
 def evals_review(*args: str) -> list[str]:
-    return [sys.executable, str(REPO / "evals" / "review.py"), *args]
+    return [prefork.python(), str(REPO / "evals" / "review.py"), *args]
 
 
 class Review:

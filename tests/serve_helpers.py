@@ -4,9 +4,10 @@ from __future__ import annotations
 import contextlib
 import select
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests import prefork
 
 REPO = Path(__file__).resolve().parents[1]
 START_TIMEOUT_S = 60  # a bound on a wait for the readiness line, not a guess at how long it takes
@@ -20,7 +21,7 @@ class Served:
 
 @contextlib.contextmanager
 def served(*args: str):
-    proc = subprocess.Popen([sys.executable, "-m", "app.refund_agent.serve", "--port", "0", *args],
+    proc = subprocess.Popen([prefork.python(), "-m", "app.refund_agent.serve", "--port", "0", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
         ready, _, _ = select.select([proc.stdout], [], [], START_TIMEOUT_S)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import prefork
 from turngate.commands import compare, regrade, regression, report
 from turngate.core import cli_support as cli
 from turngate.core.errors import ConfigError
@@ -115,7 +115,7 @@ def test_a_version_whose_own_model_needs_a_missing_key_is_refused(tmp_path, monk
 
 def test_a_missing_key_exits_2_with_one_line_from_the_command_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ORQ_API_KEY")}
-    res = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--model", "openai:gpt-4o-mini",
+    res = subprocess.run([prefork.python(), str(REPO / "evals" / "regression.py"), "--model", "openai:gpt-4o-mini",
                           "--out", str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
     assert res.returncode == 2
     assert res.stderr.splitlines() == ["error: --model openai:gpt-4o-mini: OPENAI_API_KEY is not set "

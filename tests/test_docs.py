@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import prefork
+
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DOCS = REPO / "docs"
@@ -257,7 +259,9 @@ def run_bash_block(block: str, cwd: Path, env: dict | None = None) -> list[tuple
               "trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT"]
     for n, line in enumerate(lines):
         script += [line, f'echo "::rc {n} $?"']
-    shell_env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    venv = prefork.shims()  # python and evals without importing the agent's stack each time
+    bin_ = Path(venv) / "bin" if venv else Path(sys.executable).parent
+    shell_env = {**os.environ, "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}",
                  "COLUMNS": "200"}
     shell_env.pop("PYTHONPATH", None)  # as a user's shell: the project is found from the folder the command runs in
     shell_env.update(env or {})

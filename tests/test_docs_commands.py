@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import prefork
 from tests.test_docs import FENCE, REPO, markdown_files, run_bash_block
 
 SHELLS = {"bash", "sh", "shell"}
@@ -164,7 +165,7 @@ def repo_copy(dest: Path) -> Path:
     tree = subprocess.run(["tar", "-c", "--null", "-T", "-", "-f", "-"], cwd=REPO, input=files, check=True,
                           capture_output=True).stdout
     subprocess.run(["tar", "-x", "-f", "-"], cwd=dest, input=tree, check=True)
-    (dest / ".venv").symlink_to(Path(sys.prefix))
+    (dest / ".venv").symlink_to(Path(prefork.shims() or sys.prefix))
     return dest
 
 

@@ -2,12 +2,12 @@
 Its gate passes as shipped, and a broken copy of it fails."""
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import examples.faq_bot as faq_bot
+from tests import prefork
 from turngate.commands import regression
 from turngate.record.results import load_record, save_record
 
@@ -27,7 +27,7 @@ def only_record(tmp_path):
 
 
 def test_the_faq_bot_passes_its_own_gate_with_the_documented_command(tmp_path):
-    res = subprocess.run([sys.executable, "evals/regression.py", "--agent", "examples.faq_bot:target",
+    res = subprocess.run([prefork.python(), "evals/regression.py", "--agent", "examples.faq_bot:target",
                           "--dataset", "examples/faq_bot/dataset.jsonl",
                           "--thresholds", "examples/faq_bot/thresholds.toml",
                           "--no-upload", "--out", str(tmp_path), "--json"],

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from tests import prefork
 from tests.serve_helpers import REPO
 from turngate.commands import calibrate, regression, report
 from turngate.core import atomic_write
 from turngate.core.atomic_write import WriteError, signals_held, write_atomic
 from turngate.record.results import load_record
 
-GATE = [sys.executable, str(REPO / "evals" / "regression.py"), "--version", "v3", "--no-upload", "--quiet"]
+GATE = [str(REPO / "evals" / "regression.py"), "--version", "v3", "--no-upload", "--quiet"]  # after an interpreter
 HANGS = "status"  # a row of the first few whose run never finishes: the gate cannot end before the signal
 
 
@@ -66,7 +67,7 @@ def test_a_closed_output_keeps_the_verdicts_exit_code_and_a_complete_record(tmp_
     os.close(read)
     out = tmp_path / "out"
     try:
-        proc = subprocess.run([*GATE, "--limit", "3", "--out", str(out), "--report", str(tmp_path / "r.html")],
+        proc = subprocess.run([prefork.python(), *GATE, "--limit", "3", "--out", str(out), "--report", str(tmp_path / "r.html")],
                               stdout=write, stderr=write if streams != "stdout" else subprocess.PIPE, timeout=300)
     finally:
         os.close(write)
@@ -78,7 +79,7 @@ def test_a_closed_output_keeps_the_verdicts_exit_code_and_a_complete_record(tmp_
 
 
 def test_head_1_on_a_passing_gate_is_exit_0(tmp_path):
-    proc = subprocess.Popen([*GATE, "--limit", "3", "--out", str(tmp_path)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([prefork.python(), *GATE, "--limit", "3", "--out", str(tmp_path)], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     first = proc.stdout.readline()
     proc.stdout.close()  # as head does after its line
@@ -96,7 +97,7 @@ def _start_up_moments() -> list[int]:
 @pytest.mark.parametrize("nth", _start_up_moments())
 def test_sigterm_during_start_up_is_one_line_and_exit_2(tmp_path, nth):
     # -X importtime reports each import as it completes: the readiness signal for a moment of start-up
-    proc = subprocess.Popen([sys.executable, "-X", "importtime", *GATE[1:], "--out", str(tmp_path / "out")],
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", *GATE, "--out", str(tmp_path / "out")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen, armed = [], None
     for line in proc.stderr:
@@ -120,7 +121,7 @@ def test_sigterm_during_start_up_is_one_line_and_exit_2(tmp_path, nth):
 @pytest.mark.parametrize("moment", ["results file created", "runs on disk"])
 def test_a_signal_during_the_run_leaves_no_file_or_a_resumable_one(tmp_path, sig, moment):
     out = tmp_path / "out"
-    proc = subprocess.Popen([*GATE, "--limit", "4", "--parallelism", "2", "--fault", f"run-hangs:{HANGS}",
+    proc = subprocess.Popen([prefork.python(), *GATE, "--limit", "4", "--parallelism", "2", "--fault", f"run-hangs:{HANGS}",
                              "--out", str(out), "--report", str(tmp_path / "r.html")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

@@ -36,7 +36,8 @@ def assert_in_every_denominator(record):
 # within it even on a loaded machine (the hang costs timeout + 5 s of wall time).
 @pytest.mark.parametrize("fault, row, needle, extra", [
     ("agent-raises:refund_full_a1001", "refund_full_a1001", "injected fault: the agent raised", []),
-    ("run-hangs:refund_full_a1001", "refund_full_a1001", "timeout", ["--timeout", "3"]),
+    # one confirmation rerun: each one waits out the hang again, and one shows reruns fail closed
+    ("run-hangs:refund_full_a1001", "refund_full_a1001", "timeout", ["--timeout", "3", "--confirm", "1"]),
     ("not-a-turn:refund_full_a1001", "refund_full_a1001", "not a Turn", []),
 ])
 def test_job_faults_fail_every_scorer_of_that_row(tmp_path, fault, row, needle, extra):

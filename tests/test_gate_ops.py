@@ -14,6 +14,7 @@ import pytest
 
 from app.refund_agent import versions
 from app.refund_agent.client import aask_agent
+from tests import prefork
 from tests.fakes.openai_server import FakeOpenAI, text_completion
 from turngate.commands import regression
 from turngate.jobs import model_cache as cache_mod
@@ -68,7 +69,7 @@ async def test_a_changed_prompt_misses_the_cache_for_the_calls_it_changes(tmp_pa
 
 
 def _gate_cmd(out, *extra, parallelism=2):
-    return [sys.executable, str(REPO / "evals" / "regression.py"), "--version", "v3", "--trials", "2",
+    return [prefork.python(), str(REPO / "evals" / "regression.py"), "--version", "v3", "--trials", "2",
             "--no-upload", "--quiet", "--parallelism", str(parallelism), "--model", "offline:latency=40ms",
             "--out", str(out), *extra]
 
@@ -127,7 +128,7 @@ def test_interrupted_run_is_kept_and_resume_completes_it(tmp_path):
     cut.meta.faults = []  # resume without the injected hang: the missing runs then finish normally
     cut.replan()  # as if planned so (a file edited by hand is refused: its plan and digest)
     save_record(cut, cut_path)
-    resumed = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--resume", str(cut_path),
+    resumed = subprocess.run([prefork.python(), str(REPO / "evals" / "regression.py"), "--resume", str(cut_path),
                               "--no-upload", "--quiet"], capture_output=True, text=True, timeout=300)
     assert resumed.returncode == full.returncode, resumed.stderr[-2000:]
     done = json.loads(cut_path.read_text())
@@ -177,7 +178,7 @@ def test_api_keys_never_reach_results_reports_or_output(tmp_path):
         env = {**os.environ, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": server.url}
         # make the server's error text carry the key, as a careless proxy would
         server.fail_body = key
-        res = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--version", "v3",
+        res = subprocess.run([prefork.python(), str(REPO / "evals" / "regression.py"), "--version", "v3",
                               "--only", "status", "--model", "openai:gpt-test", "--max-retries", "0",
                               "--no-upload", "--out", str(tmp_path), "--report", str(tmp_path / "r.html")],
                              capture_output=True, text=True, env=env, timeout=120)
@@ -211,7 +212,7 @@ def test_a_failed_orq_upload_is_one_scrubbed_log_line(tmp_path):
     with FakeOpenAI([], fail_first=1000, fail_status=500) as server:
         server.fail_body = f"bad token Bearer {key} ({key})"
         env = {**os.environ, "ORQ_API_KEY": key, "ORQ_BASE_URL": server.url.removesuffix("/v1")}
-        res = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--version", "v3",
+        res = subprocess.run([prefork.python(), str(REPO / "evals" / "regression.py"), "--version", "v3",
                               "--only", "status", "--out", str(tmp_path)],
                              capture_output=True, text=True, env=env, timeout=120)
     assert res.returncode == 0, res.stderr[-1500:]

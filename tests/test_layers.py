@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import prefork
+
 REPO = Path(__file__).resolve().parents[1]
 LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command as c; sys.exit(c())"]
 
@@ -54,7 +56,7 @@ def test_an_illegal_import_breaks_the_check(tmp_path, module, line, broken):
 def test_a_plug_in_that_cannot_be_imported_is_one_line_and_exit_2():
     """Its scorers would otherwise vanish from the gate without a word."""
     env = {**os.environ, "TURNGATE_PLUGINS": "no_such_plugin_here"}
-    res = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--version", "v3"], cwd=REPO,
+    res = subprocess.run([prefork.python(), str(REPO / "evals" / "regression.py"), "--version", "v3"], cwd=REPO,
                          env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 2
     assert res.stderr.strip() == ("error: plug-in no_such_plugin_here: cannot import it "

@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests import mutate_bot
+from tests import mutate_bot, prefork
 from turngate.mutate.classify import EQUIVALENT, ERROR, KILLED, SURVIVED
 from turngate.mutate.operators import mutants_of, policy_lines
 from turngate.mutate.protocol import Mutable
@@ -124,7 +123,7 @@ def test_the_budget_stops_before_a_gate_that_would_not_fit(tmp_path):
 
 
 def evals(*args, cwd=REPO):
-    return subprocess.run([sys.executable, str(REPO / "evals" / "mutate.py"), *args], capture_output=True,
+    return subprocess.run([prefork.python(), str(REPO / "evals" / "mutate.py"), *args], capture_output=True,
                           text=True, cwd=cwd, timeout=300)
 
 

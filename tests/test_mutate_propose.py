@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import prefork
 from tests.fakes.openai_server import FakeOpenAI, text_completion
 from turngate.jobs.target import TargetOptions, load_target
 from turngate.mutate.propose import read_edits
@@ -73,7 +73,7 @@ def test_a_reply_that_is_not_the_json_asked_for_makes_no_mutant_and_says_why(rep
 def evals(server, *args):
     env = {**os.environ, "PYTHONPATH": str(REPO), "OPENAI_BASE_URL": server.url,
            "OPENAI_API_KEY": "sk-test-not-a-real-key-123456"}
-    return subprocess.run([sys.executable, str(REPO / "evals" / "mutate.py"), *FAQ, *args], capture_output=True,
+    return subprocess.run([prefork.python(), str(REPO / "evals" / "mutate.py"), *FAQ, *args], capture_output=True,
                           text=True, cwd=REPO, timeout=300, env=env)
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests import prefork
 
 REPO = Path(__file__).resolve().parents[1]
 FAQ = ["--agent", "examples.faq_bot:target", "--dataset", str(REPO / "examples" / "faq_bot" / "dataset.jsonl"),
@@ -20,7 +21,7 @@ RUN_TIMEOUT_S = 600  # bounds a hung run; it takes well under a minute here
 
 def mutate(out: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    proc = subprocess.run([sys.executable, "evals/mutate.py", *FAQ, "--out", str(out), *args], cwd=REPO,
+    proc = subprocess.run([prefork.python(), "evals/mutate.py", *FAQ, "--out", str(out), *args], cwd=REPO,
                           capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
                           env={**env, "PYTHONPATH": str(REPO), "RAY_AUTH_MODE": "disabled"})
     assert proc.returncode == 0, proc.stderr[-2000:]

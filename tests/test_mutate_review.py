@@ -8,10 +8,9 @@ import asyncio
 import json
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
-from tests import mutate_bot
+from tests import mutate_bot, prefork
 from turngate.mutate.classify import SURVIVED
 from turngate.mutate.handoff import REVIEW_FILE, write_handoff
 from turngate.mutate.operators import mutants_of
@@ -26,7 +25,7 @@ CHOSEN = ["number-shipping-how-long-190d", "list-payment-which-payment-53ed", "s
 
 
 def launcher(name: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "evals" / f"{name}.py"), *args], capture_output=True, text=True,
+    return subprocess.run([prefork.python(), str(REPO / "evals" / f"{name}.py"), *args], capture_output=True, text=True,
                           cwd=REPO, timeout=300)
 
 

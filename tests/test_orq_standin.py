@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
+from tests import prefork
 from tests.orq_helpers import KEY, as_datapoint, dataset_rows, orq
 
 
@@ -109,12 +110,11 @@ def test_the_router_takes_orq_ai_sdk_chat_bodies_and_answers_with_the_offline_mo
 def test_python_m_app_orq_standin_serves_a_jsonl_dataset(tmp_path):
     import select
     import subprocess
-    import sys
 
     from tests.orq_helpers import REPO
 
     log = tmp_path / "received.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "app.orq_standin", "--port", "0", "--page-size", "30",
+    proc = subprocess.Popen([prefork.python(), "-m", "app.orq_standin", "--port", "0", "--page-size", "30",
                              "--dataset", f"ds_nw={REPO / 'datasets' / 'northwind.jsonl'}", "--key", KEY,
                              "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:

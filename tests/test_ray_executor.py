@@ -9,11 +9,11 @@ import collections
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import prefork
 from tests.serve_helpers import served, through
 from turngate.commands import regression
 from turngate.jobs import executors
@@ -46,7 +46,7 @@ def cluster():
 
 def ray_gate(cluster, out: Path, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
     """The gate as a user runs it against the cluster: its own process, RAY_ADDRESS set."""
-    proc = subprocess.run([sys.executable, "evals/regression.py", "--executor", "ray", "--no-upload", "--quiet",
+    proc = subprocess.run([prefork.python(), "evals/regression.py", "--executor", "ray", "--no-upload", "--quiet",
                            "--out", str(out), *args], cwd=REPO, capture_output=True, text=True,
                           timeout=GATE_TIMEOUT_S,
                           env={**os.environ, "RAY_ADDRESS": cluster.address, "PYTHONPATH": str(REPO), **(env or {})})

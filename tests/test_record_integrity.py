@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import prefork
 from turngate.commands import compare, regrade, regression, report, show
 from turngate.gate import run as gate
 from turngate.gate.recheck import headline, recompute
@@ -322,7 +323,7 @@ def test_an_agent_named_in_a_results_file_is_never_imported(tmp_path, v2, monkey
     assert show.main([str(sealed), "status"]) == 0
     assert "agent pwn:target (as the file names it; not loaded)" in capsys.readouterr().out
     # the command as a user types it, in the directory holding pwn.py
-    res = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--resume", str(sealed),
+    res = subprocess.run([prefork.python(), str(REPO / "evals" / "regression.py"), "--resume", str(sealed),
                           "--no-upload"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "made by agent 'pwn:target'" in res.stderr and "Traceback" not in res.stderr
     assert not (tmp_path / "PWNED").exists() and "pwn" not in sys.modules

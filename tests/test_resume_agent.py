@@ -5,17 +5,16 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import prefork
 from turngate.commands import regression
 from turngate.core.agent_code import agent_code_of, code_changed
 from turngate.record.results import holding, load_record, lock_path, save_record
 
 REPO = Path(__file__).resolve().parents[1]
-EVALS = Path(sys.executable).with_name("evals")  # the console command of this environment
 FAQ = REPO / "examples" / "faq_bot"
 
 
@@ -32,7 +31,7 @@ def cut(src: Path, dest: Path, keep: int = 3) -> Path:
 def evals(root: Path, *args: str) -> subprocess.CompletedProcess:
     """`evals ...` as a stranger types it in their project folder (its output to a pipe: not wrapped)."""
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    return subprocess.run([str(EVALS), *args], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run([prefork.evals(), *args], cwd=root, env=env, capture_output=True, text=True, timeout=300)
 
 
 def error_line(res: subprocess.CompletedProcess) -> str:

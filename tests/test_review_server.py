@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import prefork
 from tests.review_helpers import HOSTILE, HOSTILE_USER, REPO, Review, evals_review, review_record
 from turngate.review.items import load_items
 from turngate.review.server import CSP, PAGE, Session, build_app
@@ -365,7 +366,7 @@ def test_ctrl_c_ends_the_session_exit_0(tmp_path):
 def real_gate_record(tmp_path_factory):
     """A real v2 gate record of this repository's agent (its reruns included), ~10 s."""
     out = tmp_path_factory.mktemp("v2")
-    done = subprocess.run([sys.executable, "evals/regression.py", "--version", "v2", "--out", str(out), "--no-upload",
+    done = subprocess.run([prefork.python(), "evals/regression.py", "--version", "v2", "--out", str(out), "--no-upload",
                            "--quiet"], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode in (0, 1), done.stderr
     (path,) = out.glob("v2-*.json")
@@ -498,7 +499,7 @@ def test_the_export_flag_calls_export_and_prints_its_paths(tmp_path, monkeypatch
 
 def test_simulated_conversations_are_served_too(tmp_path):
     """A results/sim-*/ folder: its review file inside it, each conversation a run of the queue."""
-    done = subprocess.run([sys.executable, "evals/simulate.py", "--seeds", "1", "--only-scenario", "late_return_a1005",
+    done = subprocess.run([prefork.python(), "evals/simulate.py", "--seeds", "1", "--only-scenario", "late_return_a1005",
                            "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode in (0, 1), done.stderr
     (folder,) = tmp_path.glob("sim-*")

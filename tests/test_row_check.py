@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from app.refund_agent.row_check import row_problems
+from tests import prefork
 from turngate.sources.dataset import DatasetError, Row, load_rows
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,7 +65,7 @@ def test_the_gate_refuses_such_a_dataset_before_any_agent_call(tmp_path):
            "expected_output": "refunds it"}
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps(bad) + "\n")
-    res = subprocess.run([sys.executable, str(REPO / "evals" / "regression.py"), "--dataset", str(path),
+    res = subprocess.run([prefork.python(), str(REPO / "evals" / "regression.py"), "--dataset", str(path),
                           "--no-upload", "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert res.returncode == 2
     assert res.stderr.strip() == f"error: {path}:1: unknown order A-9999 in expect.refunds"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-EVALS = Path(sys.executable).with_name("evals")
+from tests import prefork
 
 SHOPBOT = '''
 """A one-tool shop helper, not Northwind: answers questions about opening hours."""
@@ -96,7 +96,7 @@ def shop(tmp_path_factory):
     env.pop("PYTHONPATH", None)
 
     def run(*args: str, code: int = 0) -> subprocess.CompletedProcess:
-        res = subprocess.run([str(EVALS), "simulate", "--seeds", "1", *args], cwd=work, env=env,
+        res = subprocess.run([prefork.evals(), "simulate", "--seeds", "1", *args], cwd=work, env=env,
                              capture_output=True, text=True, timeout=600)
         assert res.returncode == code, f"{args}: exit {res.returncode}\n{res.stdout}\n{res.stderr}"
         assert "Traceback" not in res.stderr, res.stderr

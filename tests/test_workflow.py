@@ -13,11 +13,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+
+from tests import prefork
 
 yaml = pytest.importorskip("yaml")  # the [dev] extra
 
@@ -70,7 +71,7 @@ def console_scripts(bin_dir: Path) -> None:
     for name, target in scripts.items():
         module, func = target.split(":")
         path = bin_dir / name
-        path.write_text(f"#!{sys.executable}\nimport sys\nfrom {module} import {func}\nsys.exit({func}())\n")
+        path.write_text(f"#!{prefork.python()}\nimport sys\nfrom {module} import {func}\nsys.exit({func}())\n")
         path.chmod(0o755)
 
 
