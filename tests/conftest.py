@@ -116,7 +116,7 @@ SLOW_MODULES = {
     # each over 3 s of the quick loop's time under load, with a faster module covering its layer
     "test_record_integrity", "test_review_server", "test_review_export", "test_library", "test_user_errors",
     "test_workers", "test_startup", "test_server_properties", "test_secrets", "test_serve", "test_offline_scan",
-    "test_orq_router", "test_mutate_ray",
+    "test_orq_router", "test_mutate_ray", "test_prefork",
 }
 SLOW_TESTS = {
     "test_offline_linear.py::test_64k_through_the_whole_model_is_answered",
@@ -154,7 +154,5 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=_start_order)  # stable: every other test keeps its place
     for item in items:
         module = item.path.stem
-        if module == "test_standalone":  # one worker builds the fresh venv once (--dist loadgroup)
-            item.add_marker(pytest.mark.xdist_group("fresh-venv"))
         if module in SLOW_MODULES or f"{item.path.name}::{item.name.split('[')[0]}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)

@@ -255,7 +255,8 @@ def _run(request: dict, base_path: list[str]) -> None:
         os.kill(os.getpid(), signal.SIGINT)
     except BaseException:  # noqa: BLE001 - as the interpreter: the traceback, then exit 1
         kind, value, tb = sys.exc_info()
-        sys.excepthook(kind, value, tb.tb_next)  # from the command's own frames, as an interpreter shows it
+        value.__traceback__ = tb.tb_next  # from the command's own frames, as an interpreter shows it
+        sys.excepthook(kind, value, tb.tb_next)
         code = 1
     _finalise()
     os._exit(code)

@@ -103,6 +103,10 @@ FIXTURES = [
      "79 rows through the emulator's 600 requests a minute wait out the limit for 40 s; 20 rows pass the same path"),
     ("simulation.md", r"results/sim-v2-<stamp>/<conversation>\.json", '"$(ls results/sim-v2-*/*--*.json | head -1)"',
      "a conversation the page's simulation wrote"),
+    ("validation.md", r"--seeds 400-499", "--seeds 400-499 --variants unchanged hardened-off",
+     "every one-change variant of v3 is a gate each: two variants take the same path"),
+    ("validation.md", r"--trials 5 --temperature 0\.25", "--trials 2 --temperature 0.25",
+     "316 held-out messages x 5 trials; two trials take the same sampling path"),
     ("*", r"^(python scripts/gate_power\.py .*)--seeds (\d+)-\d+", r"\1--dataset .scratch/rows.jsonl --seeds \2-99999999",
      STUDY),  # the seeds' end is cut to what --trials needs below
     ("*", r"^(python scripts/gate_power\.py .*)--blocks \d+", r"\1--blocks 1", STUDY),

@@ -41,6 +41,9 @@ from tests.standalone_helpers import (
     wheel_top_level,
 )
 
+# one worker runs this module (--dist loadgroup, pyproject.toml): the fresh venv is built once
+pytestmark = pytest.mark.xdist_group("fresh-venv")
+
 AUTOLOAD = pytest.mark.parametrize("autoload", ["on", "off"])  # TURNGATE_DISABLE_PLUGIN_AUTOLOAD unset / =1
 
 # The project's own plug-in, named in its [tool.turngate] plugins: a user's `evals` package.

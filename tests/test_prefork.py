@@ -1,0 +1,91 @@
+"""The preforked interpreter the tests start their commands with (tests/prefork.py) behaves as a
+real one where the tests look: exit codes, signals, streams, cwd, environment, argv, sys.path,
+`__file__`, this repository's modules imported fresh by every command, and a real interpreter
+whenever an option or a variable asks for one."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests import prefork
+
+pytestmark = pytest.mark.skipif(os.environ.get("TURNGATE_TESTS_PREFORK") == "0",
+                                reason="TURNGATE_TESTS_PREFORK=0: every command is a real interpreter")
+
+
+def py(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([prefork.python(), *args], capture_output=True, text=True, timeout=60, **kw)
+
+
+def test_the_server_is_up_and_holds_the_stack_but_none_of_this_repository():
+    assert prefork.shims() is not None
+    res = py("-c", "import sys; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+                   "('turngate', 'app', 'evals', 'examples', 'tests'))); print('langchain_core' in sys.modules)")
+    assert res.stdout.split("\n")[:2] == ["[]", "True"], res.stderr
+
+
+def test_exit_codes_streams_argv_cwd_and_environment(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text(textwrap.dedent("""
+        import os, sys
+        print(sys.argv, os.getcwd(), os.environ.get("PROBE"), __file__, sys.path[0])
+        print(sys.stdin.read().upper(), file=sys.stderr)
+        sys.exit(int(sys.argv[1]))
+    """))
+    res = subprocess.run([prefork.python(), "s.py", "7", "x"], cwd=tmp_path, input="hello", capture_output=True,
+                         text=True, env={**os.environ, "PROBE": "p1"}, timeout=60)
+    assert res.returncode == 7
+    assert res.stdout.strip() == f"['s.py', '7', 'x'] {tmp_path} p1 {script} {tmp_path}"
+    assert res.stderr.strip() == "HELLO"
+    assert py("-c", "raise SystemExit('bad thing')").returncode == 1
+    crashed = py("-c", "1/0")
+    assert crashed.returncode == 1 and crashed.stderr.splitlines()[-1] == "ZeroDivisionError: division by zero"
+    assert 'File "<string>", line 1' in crashed.stderr and "prefork" not in crashed.stderr
+    mod = py("-m", "json.tool", input='{"a": 1}')
+    assert mod.returncode == 0 and '"a": 1' in mod.stdout
+
+
+def test_pythonpath_and_an_edit_between_two_commands_are_seen(tmp_path):
+    (tmp_path / "lib").mkdir()
+    module = tmp_path / "lib" / "probe_mod.py"
+    env = {**os.environ, "PYTHONPATH": "lib"}
+    for value in ("one", "two!"):  # the sizes differ: no stale bytecode either way
+        module.write_text(f"VALUE = {value!r}\n")
+        res = py("-c", "import probe_mod; print(probe_mod.VALUE)", cwd=tmp_path, env=env)
+        assert res.stdout.strip() == value, res.stderr
+
+
+def test_signals_reach_the_command_and_a_killed_client_takes_it_down(tmp_path):
+    code = "import os, sys, time; print(os.getpid(), flush=True); time.sleep(120)"
+    proc = subprocess.Popen([prefork.python(), "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = int(proc.stdout.readline())
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == -signal.SIGINT  # an uncaught KeyboardInterrupt, as an interpreter ends
+    assert "KeyboardInterrupt" in proc.stderr.read()
+    proc = subprocess.Popen([prefork.python(), "-c", code], stdout=subprocess.PIPE, text=True)
+    child = int(proc.stdout.readline())
+    proc.kill()
+    proc.wait(timeout=60)
+    gone = subprocess.run(["sh", "-c", f"while kill -0 {child} 2>/dev/null; do sleep 0.05; done; echo gone"],
+                          capture_output=True, text=True, timeout=60)
+    assert gone.stdout.strip() == "gone"
+
+
+def test_an_option_or_a_start_up_variable_runs_a_real_interpreter():
+    fresh = "import sys; print('langchain_core' in sys.modules)"
+    assert py("-c", fresh).stdout.strip() == "True"  # the preforked one
+    assert py("-X", "utf8", "-c", fresh).stdout.strip() == "False"
+    assert py("-c", fresh, env={**os.environ, "PYTHONHASHSEED": "3"}).stdout.strip() == "False"
+
+
+def test_the_evals_shim_is_the_console_script(tmp_path):
+    res = subprocess.run([prefork.evals(), "gate", "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and res.stdout.startswith("usage: evals gate"), res.stderr
+    assert Path(prefork.evals()).name == "evals" and Path(prefork.python()).parent.name == "bin"
+    assert sys.executable not in (prefork.python(), prefork.evals())
