@@ -4,6 +4,7 @@ scorers, tools, files and versions, read from its own sources) to prove none rea
 from __future__ import annotations
 
 import ast
+import fcntl
 import os
 import re
 import shutil
@@ -12,6 +13,7 @@ import sys
 import sysconfig
 import time
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata, util
 from pathlib import Path
@@ -43,6 +45,24 @@ def source_copy(dest: Path) -> Path:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
     return dest
+
+
+@contextmanager
+def built_once(tmp_path_factory, name: str):
+    """(folder, done): a folder of this test run shared by its xdist workers, under a lock. The
+    first worker to take the lock builds in it (done False) and marks it done on success; the
+    others wait for the lock and reuse it (done True): the wheel and the fresh venv are built once
+    per run, not once per worker (30 s of CPU each)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, marker = shared / name, shared / f"{name}.done"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not marker.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a worker that failed left
+            folder.mkdir()
+        yield folder, marker.exists()
+        marker.touch()
 
 
 def _can_build_here() -> bool:
@@ -143,6 +163,16 @@ class StrangerVenv:
         else:
             raise ValueError(f"STANDALONE_DEPS={mode!r}: index or project-venv")
         venv.timings["install"] = time.monotonic() - started
+        return venv
+
+    @classmethod
+    def existing(cls, root: Path, mode: str = DEPS_MODE) -> StrangerVenv:
+        """The venv another worker of this run made with create()."""
+        venv = cls(root, mode)
+        venv.site = Path(venv.py("import sysconfig; print(sysconfig.get_paths()['purelib'])").stdout.strip())
+        if mode == "project-venv":
+            venv.deps_paths.append(sysconfig.get_paths()["purelib"])
+        venv.timings.update(venv=0.0, install=0.0)
         return venv
 
     def py(self, code: str, *, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -210,4 +210,5 @@ def test_the_block_rule_takes_commands_and_leaves_output():
             if lang == "" and any(ln.startswith(("evals ", "python ")) for ln in b.splitlines())] == \
         ["evals gate --version v3\n"]
     assert fixed("validation.md", "python scripts/gate_power.py --version v3 --trials 1 5 --seeds 400-499") == \
-        "python scripts/gate_power.py --blocks 1 --version v3 --trials 1 5 --dataset .scratch/rows.jsonl --seeds 400-404"
+        "python scripts/gate_power.py --blocks 1 --version v3 --trials 1 5 --dataset .scratch/rows.jsonl --seeds 400-404 " \
+        "--variants unchanged hardened-off"

@@ -31,6 +31,7 @@ from tests.standalone_helpers import (
     RUN_TIMEOUT,
     StrangerVenv,
     build_wheel,
+    built_once,
     hits,
     northwind_scorers,
     northwind_tools,
@@ -40,9 +41,6 @@ from tests.standalone_helpers import (
     wheel_texts,
     wheel_top_level,
 )
-
-# one worker runs this module (--dist loadgroup, pyproject.toml): the fresh venv is built once
-pytestmark = pytest.mark.xdist_group("fresh-venv")
 
 AUTOLOAD = pytest.mark.parametrize("autoload", ["on", "off"])  # TURNGATE_DISABLE_PLUGIN_AUTOLOAD unset / =1
 
@@ -128,7 +126,8 @@ def wheel(tmp_path_factory) -> Path:
     """The wheel, built once (tests/standalone_helpers.py:build_wheel), holding exactly one
     top-level package, turngate (and its dist-info): nothing named evals or app, whose names a
     stranger's own packages take. What its files say is test_the_wheel_names_nothing_of_northwind."""
-    path = build_wheel(tmp_path_factory.mktemp("wheel"))
+    with built_once(tmp_path_factory, "wheel") as (folder, done):
+        path = next((folder / "dist").glob("turngate-*.whl")) if done else build_wheel(folder)
     dist_info = "-".join(path.name.split("-")[:2]) + ".dist-info"  # turngate-0.1.0.dist-info
     assert wheel_top_level(path) == {"turngate", dist_info}
     with zipfile.ZipFile(path) as z:
@@ -142,10 +141,14 @@ def venv(wheel, tmp_path_factory) -> StrangerVenv:
     plus an installed entry-point plug-in (`shop-extras`: the `no_shouting` scorer), checked to
     see nothing of this repository: its turngate is the installed one, and `app`, `evals` and
     `examples` (Northwind's agent and suite, the FAQ example) are not importable."""
-    root = tmp_path_factory.mktemp("stranger") / "venv"
-    assert REPO not in root.parents
-    venv = StrangerVenv.create(root, wheel)
-    venv.install_entry_point_plugin("shop_extras", "shop_extras", ENTRY_POINT_PLUGIN)
+    with built_once(tmp_path_factory, "stranger") as (folder, done):
+        root = folder / "venv"
+        assert REPO not in root.parents
+        if done:
+            venv = StrangerVenv.existing(root)
+        else:
+            venv = StrangerVenv.create(root, wheel)
+            venv.install_entry_point_plugin("shop_extras", "shop_extras", ENTRY_POINT_PLUGIN)
     seen = venv.py("import json, sys, turngate; print(json.dumps([turngate.__file__, sys.path]))")
     assert seen.returncode == 0, seen.stderr
     where, path = json.loads(seen.stdout)
