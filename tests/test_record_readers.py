@@ -229,12 +229,13 @@ def test_the_property_holds_in_a_fresh_process():
     edits and every reader are the same either way."""
     import os
     import subprocess
-    import sys
 
     if os.environ.get(FRESH):
         pytest.skip("this is the fresh process")
     test = f"{__file__}::test_any_single_edit_is_refused_by_every_reader_or_judged_alike_by_all"
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+    from tests import prefork  # an interpreter of its own, the agent's third-party stack preloaded
+
+    done = subprocess.run([prefork.python(), "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
                           env={**os.environ, FRESH: "1"}, capture_output=True, text=True)
     assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
 

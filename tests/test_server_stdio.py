@@ -3,19 +3,20 @@ conversation meta survives the real transport, bad arguments and malformed lines
 short errors and change nothing, and sessions do not see each other's worlds."""
 import asyncio
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
+from tests import prefork
+
 REPO = Path(__file__).resolve().parent.parent
 
 
 def stdio_client(*flags: str) -> Client:
     # keep_alive=False: the subprocess ends with the client instead of lingering.
-    return Client(StdioTransport(command=sys.executable, args=["-m", "app.northwind", *flags],
+    return Client(StdioTransport(command=prefork.python(), args=["-m", "app.northwind", *flags],
                                  cwd=str(REPO), keep_alive=False))
 
 
@@ -138,7 +139,7 @@ class RawStdio:
 @pytest.fixture
 async def raw():
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "app.northwind", cwd=str(REPO), stdin=asyncio.subprocess.PIPE,
+        prefork.python(), "-m", "app.northwind", cwd=str(REPO), stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     try:
         yield RawStdio(proc)
