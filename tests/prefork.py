@@ -47,22 +47,30 @@ def client(kind: str, real: str, path: str) -> None:
     args = sys.argv[1:]
     if not _eligible(kind, args):
         _exec_real(kind, real, args)
+    # the signals this process was started with ignored stay ignored in the command, as they
+    # would in an interpreter exec'd here; the others are forwarded, those that come before the
+    # command's pid is known once it is
+    ignored = [int(sig) for sig in FORWARDED if signal.getsignal(sig) is signal.SIG_IGN]
+    state: dict = {"pid": None, "pending": []}
+    for sig in FORWARDED:
+        if sig not in ignored:
+            signal.signal(sig, lambda s, _f: _forward(state, s))
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(path)
     except OSError:
         _exec_real(kind, real, args)
     request = json.dumps({"kind": kind, "real": real, "args": args, "cwd": os.getcwd(),
-                          "env": dict(os.environ)}).encode()
+                          "env": dict(os.environ), "ignored": ignored}).encode()
     socket.send_fds(conn, [struct.pack("!I", len(request)) + request], [0, 1, 2])
     reader = conn.makefile("rb")
     first = reader.readline().split()
     if len(first) != 2 or first[0] != b"pid":
         sys.stderr.write("prefork: the server did not start the command\n")
         os._exit(70)
-    pid = int(first[1])
-    for sig in FORWARDED:
-        signal.signal(sig, lambda s, _f: _forward(pid, s))
+    state["pid"] = int(first[1])
+    for sig in state["pending"]:
+        _forward(state, sig)
     line = reader.readline().split()
     if len(line) != 2 or line[0] != b"status":
         sys.stderr.write("prefork: the command's status was lost\n")
@@ -75,9 +83,12 @@ def client(kind: str, real: str, path: str) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 70)
 
 
-def _forward(pid: int, sig: int) -> None:
+def _forward(state: dict, sig: int) -> None:
+    if state["pid"] is None:
+        state["pending"].append(sig)
+        return
     try:
-        os.kill(pid, sig)
+        os.kill(state["pid"], sig)
     except ProcessLookupError:
         pass
 
@@ -199,6 +210,10 @@ def _run(request: dict, base_path: list[str]) -> None:
         sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
         sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
         random.seed()
+        for sig in FORWARDED:  # the dispositions an interpreter started by the client would have
+            ignored = sig in request.get("ignored", [])
+            default = signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL
+            signal.signal(sig, signal.SIG_IGN if ignored else default)
         if "multiprocessing.process" in sys.modules:  # the folder it resolves a relative __main__ in
             sys.modules["multiprocessing.process"].ORIGINAL_DIR = os.getcwd()
         if "numpy" in sys.modules:
