@@ -47,14 +47,13 @@ def client(kind: str, real: str, path: str) -> None:
     args = sys.argv[1:]
     if not _eligible(kind, args):
         _exec_real(kind, real, args)
-    # the signals this process was started with ignored stay ignored in the command, as they
-    # would in an interpreter exec'd here; the others are forwarded, those that come before the
-    # command's pid is known once it is
+    # the command starts with the signals this process was started with ignored still ignored,
+    # as an interpreter exec'd here would (it may catch them itself); every signal is forwarded,
+    # one that comes before the command's pid is known once it is
     ignored = [int(sig) for sig in FORWARDED if signal.getsignal(sig) is signal.SIG_IGN]
     state: dict = {"pid": None, "pending": []}
     for sig in FORWARDED:
-        if sig not in ignored:
-            signal.signal(sig, lambda s, _f: _forward(state, s))
+        signal.signal(sig, lambda s, _f: _forward(state, s))
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(path)

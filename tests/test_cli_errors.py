@@ -274,3 +274,17 @@ def test_simulate_refuses_unusable_input_before_any_conversation(tmp_path, capsy
     assert simulate.main([*args, "--out", str(tmp_path / "out")]) == 2
     assert message in one_error_line(capsys)
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_a_command_called_from_python_leaves_the_callers_signal_handlers_as_they_were(tmp_path, capsys, no_agent):
+    """An exit 2 holds off Ctrl-C and SIGTERM while it prints its last line; called from Python
+    (a notebook, a test) the caller's handlers are back afterwards, not SIG_IGN for the rest of
+    the session."""
+    import signal
+
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    assert regression.main(["--version", "v3", "--dataset", str(tmp_path / "missing.jsonl"),
+                            "--out", str(tmp_path / "o")]) == 2
+    assert "error: " in capsys.readouterr().err
+    assert {sig: signal.getsignal(sig) for sig in before} == before
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN

@@ -89,3 +89,17 @@ def test_the_evals_shim_is_the_console_script(tmp_path):
     assert res.returncode == 0 and res.stdout.startswith("usage: evals gate"), res.stderr
     assert Path(prefork.evals()).name == "evals" and Path(prefork.python()).parent.name == "bin"
     assert sys.executable not in (prefork.python(), prefork.evals())
+
+
+@pytest.mark.parametrize("interpreter", ["real", "preforked"])
+def test_a_signal_the_caller_ignores_still_reaches_a_command_that_catches_it(interpreter):
+    """A test that ignores SIGTERM itself (its children inherit the ignoring) signals a gate that
+    installs its own handler: the handler runs, as with a real interpreter."""
+    code = ("import signal, sys, time\nassert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN\n"
+            "signal.signal(signal.SIGTERM, lambda *a: sys.exit(5))\nprint('ready', flush=True)\ntime.sleep(120)")
+    python = sys.executable if interpreter == "real" else prefork.python()
+    proc = subprocess.Popen([python, "-c", code], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN))
+    assert proc.stdout.readline().strip() == "ready"
+    proc.terminate()
+    assert proc.wait(timeout=60) == 5

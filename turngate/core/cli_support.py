@@ -234,6 +234,7 @@ def guarded(main):
         # a command started by turngate.cli keeps its handler (_interrupted) to the end; called
         # from Python, Ctrl-C is a KeyboardInterrupt, caught below
         quiet = _on_main_thread() and signal.getsignal(signal.SIGINT) is _interrupted
+        handlers = {sig: signal.getsignal(sig) for sig in INTERRUPTS} if _on_main_thread() else {}
         streams = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = (s if isinstance(s, ReaderMayLeave) else ReaderMayLeave(s) for s in streams)
         mark, mark_working = len(CREATED), len(WORKING)
@@ -260,8 +261,12 @@ def guarded(main):
             if quiet:  # the process's own command keeps its streams and handlers to its end
                 for sig in INTERRUPTS:
                     signal.signal(sig, _interrupted)
-            else:  # called from Python: the caller's streams as they were
+            else:  # called from Python: the caller's streams and handlers as they were (an
+                # exit 2 held off Ctrl-C for its last line, not for the rest of the session)
                 sys.stdout, sys.stderr = streams
+                for sig, handler in handlers.items():
+                    if handler is not None:
+                        signal.signal(sig, handler)
 
     return run
 
