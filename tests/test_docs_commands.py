@@ -114,6 +114,9 @@ FIXTURES = [
     ("*", r"/tmp/", ".scratch/", "the studies' scratch folders, inside the copy"),
     ("*", r"^(python scripts/gate_study\.py)(?!.*--worlds)", r"\1 --worlds 2", STUDY),
     ("*", r"--worlds \d+", "--worlds 2", STUDY),
+    ("validation-gate.md", r"--variants no-clause-1\s+no-clause-2 no-clause-3 no-clause-4 no-clause-6 no-clause-7 "
+     r"redact-off v2-settings (add-claims )?hardened-off", "--variants no-clause-1 hardened-off",
+     "nine or ten one-change variants are a gate each: a deleted clause and a switch take the same path"),
     ("validation-gate.md", r"--seeds 60000-60019", "--seeds 60000-60019 --dataset .scratch/rows.jsonl", STUDY),
     ("validation-gate.md", r"--seeds 63000-63019", "--seeds 63000-63019 --dataset .scratch/rows.jsonl", STUDY),
     ("validation.md", r"--mutants delete-refunds .* edit\s+(--edits)", r"--mutants switch-redact-off edit-v2 \1",
