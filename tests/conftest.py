@@ -22,6 +22,34 @@ def pytest_collection_finish(session):
     if _NO_BYTECODE:
         sys.dont_write_bytecode = True
         sys.pycache_prefix = None
+    _start_building_the_fresh_venv(session)
+
+
+def _start_building_the_fresh_venv(session):
+    """test_standalone's wheel and fresh venv (~25 s, mostly pip) are built in the background
+    from the end of collection, by one worker, under the lock its fixtures take
+    (tests/standalone_helpers.py:built_once): the workers that reach those tests find it made or
+    wait less, instead of each waiting on the lock with nothing to do."""
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        return
+    items = [item for item in session.items if item.path.stem == "test_standalone"]
+    if not items:
+        return
+    import threading
+
+    from tests.standalone_helpers import shared_venv, shared_wheel
+
+    factory = session.config._tmp_path_factory
+    factory.getbasetemp()  # made here, not by two threads at once
+    plugin = items[0].module.PLUGIN
+
+    def build():
+        try:
+            shared_venv(factory, shared_wheel(factory), plugin)
+        except Exception:  # noqa: BLE001 - the fixtures build it again and fail there, visibly
+            pass
+
+    threading.Thread(target=build, name="fresh-venv", daemon=True).start()
 
 # pytest-xdist's workers get COLUMNS=80, which rich (in process and in the commands the tests
 # start) would wrap paths and ids at; a run without xdist has no COLUMNS when piped.

@@ -65,6 +65,24 @@ def built_once(tmp_path_factory, name: str):
         marker.touch()
 
 
+def shared_wheel(tmp_path_factory) -> Path:
+    """The wheel of this test run (built_once)."""
+    with built_once(tmp_path_factory, "wheel") as (folder, done):
+        return next((folder / "dist").glob("turngate-*.whl")) if done else build_wheel(folder)
+
+
+def shared_venv(tmp_path_factory, wheel: Path, plugin: tuple[str, str, str]) -> StrangerVenv:
+    """The fresh venv of this test run (built_once): the wheel and the entry-point plug-in
+    `plugin` (dist, module, source) installed."""
+    with built_once(tmp_path_factory, "stranger") as (folder, done):
+        root = folder / "venv"
+        if done:
+            return StrangerVenv.existing(root)
+        venv = StrangerVenv.create(root, wheel)
+        venv.install_entry_point_plugin(*plugin)
+        return venv
+
+
 def _can_build_here() -> bool:
     """The running environment can build without isolation: setuptools >= 70.1 has bdist_wheel
     built in, an older one needs the `wheel` package (pyproject's requires says setuptools>=68)."""

@@ -30,12 +30,12 @@ from tests.standalone_helpers import (
     REPO,
     RUN_TIMEOUT,
     StrangerVenv,
-    build_wheel,
-    built_once,
     hits,
     northwind_scorers,
     northwind_tools,
     output_terms,
+    shared_venv,
+    shared_wheel,
     stranger_env,
     wheel_terms,
     wheel_texts,
@@ -70,6 +70,7 @@ async def no_shouting(case: Case) -> Outcome:
     loud = case.turn.answer.isupper()
     return (not loud), ("shouts" if loud else "calm")
 '''
+PLUGIN = ("shop_extras", "shop_extras", ENTRY_POINT_PLUGIN)  # (distribution, module, source)
 
 BAD_AGENT = '''"""An agent with a syntax error on line 4."""
 
@@ -126,8 +127,7 @@ def wheel(tmp_path_factory) -> Path:
     """The wheel, built once (tests/standalone_helpers.py:build_wheel), holding exactly one
     top-level package, turngate (and its dist-info): nothing named evals or app, whose names a
     stranger's own packages take. What its files say is test_the_wheel_names_nothing_of_northwind."""
-    with built_once(tmp_path_factory, "wheel") as (folder, done):
-        path = next((folder / "dist").glob("turngate-*.whl")) if done else build_wheel(folder)
+    path = shared_wheel(tmp_path_factory)
     dist_info = "-".join(path.name.split("-")[:2]) + ".dist-info"  # turngate-0.1.0.dist-info
     assert wheel_top_level(path) == {"turngate", dist_info}
     with zipfile.ZipFile(path) as z:
@@ -141,14 +141,8 @@ def venv(wheel, tmp_path_factory) -> StrangerVenv:
     plus an installed entry-point plug-in (`shop-extras`: the `no_shouting` scorer), checked to
     see nothing of this repository: its turngate is the installed one, and `app`, `evals` and
     `examples` (Northwind's agent and suite, the FAQ example) are not importable."""
-    with built_once(tmp_path_factory, "stranger") as (folder, done):
-        root = folder / "venv"
-        assert REPO not in root.parents
-        if done:
-            venv = StrangerVenv.existing(root)
-        else:
-            venv = StrangerVenv.create(root, wheel)
-            venv.install_entry_point_plugin("shop_extras", "shop_extras", ENTRY_POINT_PLUGIN)
+    venv = shared_venv(tmp_path_factory, wheel, PLUGIN)
+    assert REPO not in venv.root.parents
     seen = venv.py("import json, sys, turngate; print(json.dumps([turngate.__file__, sys.path]))")
     assert seen.returncode == 0, seen.stderr
     where, path = json.loads(seen.stdout)
