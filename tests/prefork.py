@@ -46,7 +46,7 @@ def client(kind: str, real: str, path: str) -> None:
     `path` when it can; else exec `real`, the real interpreter or console script."""
     args = sys.argv[1:]
     if not _eligible(kind, args):
-        _exec_real(kind, real, args)
+        _exec_real(real, args)
     # the command starts with the signals this process was started with ignored still ignored,
     # as an interpreter exec'd here would (it may catch them itself); every signal is forwarded,
     # one that comes before the command's pid is known once it is
@@ -58,7 +58,7 @@ def client(kind: str, real: str, path: str) -> None:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(path)
     except OSError:
-        _exec_real(kind, real, args)
+        _exec_real(real, args)
     request = json.dumps({"kind": kind, "real": real, "args": args, "cwd": os.getcwd(),
                           "env": dict(os.environ), "ignored": ignored}).encode()
     socket.send_fds(conn, [struct.pack("!I", len(request)) + request], [0, 1, 2])
@@ -108,7 +108,7 @@ def _eligible(kind: str, args: list[str]) -> bool:
     return not first.startswith("-") and first != ""
 
 
-def _exec_real(kind: str, real: str, args: list[str]) -> None:
+def _exec_real(real: str, args: list[str]) -> None:
     os.execv(real, [real, *args])
 
 
@@ -289,7 +289,8 @@ def _exit_code(value) -> int:
 
 
 def _finalise() -> None:
-    """What an interpreter does on its way out: wait for its threads, run atexit, flush."""
+    """What an interpreter does on its way out: wait for its threads, run atexit, flush (as
+    turngate.core.cli_support's exit does; not imported: the server holds none of this repository)."""
     import atexit
     import threading
     try:
