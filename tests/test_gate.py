@@ -7,6 +7,7 @@ import json
 import pytest
 
 from app.refund_agent.gate_target import RefundAgent
+from tests.shared_gates import whole_gate
 from turngate.commands import regrade, regression, show
 from turngate.verdict.reference import load_reference
 from turngate.verdict.stats import pass_hat_k, wilson
@@ -18,11 +19,8 @@ def run(tmp_path, *args):
     return code, (json.loads(paths[-1].read_text()) if paths else None), (paths[-1] if paths else None)
 
 
-def test_v1_fails_and_v3_passes_the_whole_dataset(tmp_path, monkeypatch):
-    summary_file = tmp_path / "step-summary.md"
-    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary_file))
-    code1, rec1, _ = run(tmp_path / "v1", "--version", "v1")
-    code3, rec3, _ = run(tmp_path / "v3", "--version", "v3")
+def test_v1_fails_and_v3_passes_the_whole_dataset(tmp_path_factory):
+    (code1, rec1, p1), (code3, rec3, p3) = whole_gate(tmp_path_factory, "v1"), whole_gate(tmp_path_factory, "v3")
     assert (code1, code3) == (1, 0)
     assert "refund_outcome" in rec1["verdict"]["line"]
     v3 = rec3["verdict"]
@@ -31,8 +29,9 @@ def test_v1_fails_and_v3_passes_the_whole_dataset(tmp_path, monkeypatch):
     # the rows stage 1 flagged were rerun on fresh seeds and none was confirmed: flaky, stored as such
     assert all(x["status"] == "flaky" for x in v3["flaky"]) and v3["confirmation"]["runs"] > 0
     assert rec3["meta"]["reference"].endswith("reference.json")
-    md = summary_file.read_text()
-    assert "refund-agent@v1: FAIL" in md and "refund-agent@v3: PASS" in md
+    # $GITHUB_STEP_SUMMARY
+    assert "refund-agent@v1: FAIL" in (p1.parent / "summary.md").read_text()
+    assert "refund-agent@v3: PASS" in (p3.parent / "summary.md").read_text()
 
 
 def test_v2_fails_with_five_trials_and_its_slips_show_in_pass_hat_k(tmp_path):
@@ -196,7 +195,7 @@ def test_deleting_one_clause_fails_the_one_trial_gate_and_names_the_row(tmp_path
     assert len(reruns) == k and not {r["seed"] for r in reruns} & (set(ref.seeds) | {350})
 
 
-def test_the_committed_reference_still_describes_v3(tmp_path):
+def test_the_committed_reference_still_describes_v3(tmp_path, tmp_path_factory):
     """The accepted run replays: v3 on three of the reference's own seeds fails exactly the
     row x scorer x seed verdicts the reference stored. A change to the offline model, the
     server, the scorers or the judge that moves v3's behaviour without recalibrating fails here,
@@ -204,9 +203,10 @@ def test_the_committed_reference_still_describes_v3(tmp_path):
     ref = load_reference()
     seeds = [0, 150, 299]  # its first, a middle and its last seed
     assert set(seeds) <= set(ref.seeds)
-    code, rec, _ = run(tmp_path, "--version", "v3", "--seeds", "0,150,299")
-    assert rec["meta"]["seeds"] == seeds
-    now = {(r["row_id"], n, r["trial"]) for r in rec["runs"] if r["stage"] == "gate"
+    _, rec, _ = run(tmp_path, "--version", "v3", "--seeds", "150,299")
+    seed0 = whole_gate(tmp_path_factory, "v3").record  # seed 0: the shared whole-dataset gate
+    assert rec["meta"]["seeds"] == seeds[1:] and seed0["meta"]["seeds"] == seeds[:1]
+    now = {(r["row_id"], n, r["trial"]) for g in (seed0, rec) for r in g["runs"] if r["stage"] == "gate"
            for n, v in r["verdicts"].items() if v["passed"] is False}
     stored = {(rid, n, s) for rid, row in ref.rows.items() for n, c in row.cells.items() for s in c.failed_seeds
               if s in seeds}

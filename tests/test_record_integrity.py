@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests import prefork
+from tests.shared_gates import whole_gate
 from turngate.commands import compare, regrade, regression, report, show
 from turngate.gate import run as gate
 from turngate.gate.recheck import headline, recompute
@@ -33,11 +34,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def v2_text(tmp_path_factory):
-    """A real v2 gate record (python evals/regression.py --version v2 --no-upload --out DIR)."""
-    out = tmp_path_factory.mktemp("v2")
-    assert regression.main(["--version", "v2", "--no-upload", "--quiet", "--out", str(out)]) in (0, 1)
-    (path,) = out.glob("*.json")
-    return path.read_text()
+    """A real v2 gate record (evals gate --version v2 on the whole dataset)."""
+    return whole_gate(tmp_path_factory, "v2").path.read_text()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.record_helpers import record, row, runs_from_pairs
+from tests.shared_gates import whole_gate
 from turngate.commands import compare, regression
 from turngate.record.results import load_record, save_record
 from turngate.record.sensitivity import BreakKind
@@ -97,10 +98,8 @@ def test_the_breaks_are_what_the_docs_say(reference):
 
 @pytest.fixture(scope="module")
 def v3_gate(tmp_path_factory):
-    out = tmp_path_factory.mktemp("v3")
-    code = regression.main(["--version", "v3", "--no-upload", "--quiet", "--out", str(out), "--json",
-                            "--junit", str(out / "junit.xml"), "--markdown", str(out / "comment.md")])
-    return code, out
+    code, _, path = whole_gate(tmp_path_factory, "v3")  # with --json --junit junit.xml --markdown comment.md
+    return code, path.parent
 
 
 def test_a_gate_prints_stores_and_writes_its_statement(v3_gate, capsys):
