@@ -80,9 +80,9 @@ EXCEPTIONS = {
 }
 
 # (page, regular expression over a command line, replacement, why); "*" is every page
-STUDY = "the same study on 8 rows and fewer seeds: hours of CPU as written"
+STUDY = "the same study on 8 rows, one world and fewer seeds: hours of CPU as written"
 FIXTURES = [
-    ("gate.md", r"--seeds 200-219", "--seeds 200-201", "20 trials of 79 rows take minutes; two show the flag"),
+    ("gate.md", r"--seeds 200-219", "--seeds 200-200", "20 trials of 79 rows take minutes; one shows the flag"),
     ("gate.md", r"--trials 5 (.*)$", r"--trials 2 \1", "five trials of v2 take a minute; two fail it the same way"),
     ("gate.md", r"--baseline v1 --trials 3", "--baseline v1 --trials 1", "two versions x 3 trials take a minute; 1 compares the same way"),
     ("*", r"--trials 300 --write", "--trials 3 --dataset .scratch/rows.jsonl --write --thresholds .scratch/bars.toml",
@@ -105,20 +105,20 @@ FIXTURES = [
      "a conversation the page's simulation wrote"),
     ("validation.md", r"--seeds 400-499", "--seeds 400-499 --variants unchanged hardened-off",
      "every one-change variant of v3 is a gate each: two variants take the same path"),
-    ("validation.md", r"--trials 5 --temperature 0\.25", "--trials 2 --temperature 0.25",
-     "316 held-out messages x 5 trials; two trials take the same sampling path"),
+    ("validation.md", r"--trials 5 --temperature 0\.25", "--trials 1 --temperature 0.25",
+     "316 held-out messages x 5 trials; one trial takes the same sampling path"),
     ("*", r"^(python scripts/gate_power\.py .*)--seeds (\d+)-\d+", r"\1--dataset .scratch/rows.jsonl --seeds \2-99999999",
      STUDY),  # the seeds' end is cut to what --trials needs below
     ("*", r"^(python scripts/gate_power\.py .*)--blocks \d+", r"\1--blocks 1", STUDY),
     ("*", r"^(python scripts/gate_power\.py)(?!.*--blocks)", r"\1 --blocks 1", STUDY),
     ("*", r"/tmp/", ".scratch/", "the studies' scratch folders, inside the copy"),
-    ("*", r"^(python scripts/gate_study\.py)(?!.*--worlds)", r"\1 --worlds 2", STUDY),
-    ("*", r"--worlds \d+", "--worlds 2", STUDY),
+    ("*", r"^(python scripts/gate_study\.py)(?!.*--worlds)", r"\1 --worlds 1", STUDY),
+    ("*", r"--worlds \d+", "--worlds 1", STUDY),
     ("validation-gate.md", r"--variants no-clause-1\s+no-clause-2 no-clause-3 no-clause-4 no-clause-6 no-clause-7 "
      r"redact-off v2-settings (add-claims )?hardened-off", "--variants no-clause-1 hardened-off",
      "nine or ten one-change variants are a gate each: a deleted clause and a switch take the same path"),
-    ("validation-gate.md", r"--seeds 60000-60019", "--seeds 60000-60019 --dataset .scratch/rows.jsonl", STUDY),
-    ("validation-gate.md", r"--seeds 63000-63019", "--seeds 63000-63019 --dataset .scratch/rows.jsonl", STUDY),
+    ("validation-gate.md", r"--seeds 60000-60019", "--seeds 60000-60004 --dataset .scratch/rows.jsonl", STUDY),
+    ("validation-gate.md", r"--seeds 63000-63019", "--seeds 63000-63004 --dataset .scratch/rows.jsonl", STUDY),
     ("validation.md", r"--mutants delete-refunds .* edit\s+(--edits)", r"--mutants switch-redact-off edit-v2 \1",
      "19 gates of 79 rows take minutes: a switch's mutant and an edit file's run the same path"),
     ("mutate.md", r"^(python evals/mutate\.py --version v3 --markdown mutate\.md)$", r"\1 --operators switch",
