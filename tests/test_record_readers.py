@@ -125,10 +125,10 @@ def edited(data: dict, edit) -> dict:
 
 
 def write(data: dict, directory: Path) -> tuple[Path, Path]:
-    """The record sealed (as save_record writes it), and re-indented without a seal (the digest decides)."""
+    """The record sealed (as save_record writes it), and re-formatted without a seal (the digest decides)."""
     sealed, plain = directory / "sealed.json", directory / "plain.json"
     sealed.write_text(seal_text(json.dumps(data, indent=1, ensure_ascii=False)))
-    plain.write_text(json.dumps(data, indent=2))
+    plain.write_text(json.dumps(data))  # on one line: json's C encoder (an indent takes its pure-Python one)
     assert seal_holds(sealed.read_bytes()) and not seal_holds(plain.read_bytes())
     return sealed, plain
 
@@ -203,13 +203,13 @@ def check_one_edit(data: dict, edit) -> tuple:
         new = edited(data, edit)
         sealed, plain = write(new, Path(tmp))
         results = {}
-        for label, path in (("sealed", sealed), ("re-indented", plain)):
+        for label, path in (("sealed", sealed), ("re-formatted", plain)):
             for name, outcome in outcomes(path).items():
                 if name == "merge" and _shard_edited(data, new):
                     continue
                 results[f"{name}, {label}"] = outcome
         truth = results["load_record, sealed"]
-        for label, path in (("sealed", sealed), ("re-indented", plain)):
+        for label, path in (("sealed", sealed), ("re-formatted", plain)):
             results[f"compare (lean), {label}"] = lean_outcome(path, truth)
         results["compare (lean, forked), sealed"] = lean_outcome(sealed, truth, forked=True)
         assert all(o == truth for o in results.values()), \

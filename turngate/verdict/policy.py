@@ -11,7 +11,7 @@ policy, so a reader knows which rule judged it.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # the decision rule's version: bump when decide()/confirm.py judge differently for the same knobs.
@@ -103,8 +103,9 @@ class GatePolicy:
                                  "the conventional level for a paired two-version comparison", _S2)
 
     def as_dict(self) -> dict[str, float | int | None]:
-        """As JSON holds it: no cap (inf) is null."""
-        return {k: None if v == float("inf") else v for k, v in asdict(self).items()}
+        """As JSON holds it: no cap (inf) is null. Every knob is a number, so a shallow copy
+        (dataclasses.asdict deep-copies: it was a quarter of a reader's time)."""
+        return {f.name: None if (v := getattr(self, f.name)) == float("inf") else v for f in fields(self)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GatePolicy:

@@ -39,8 +39,9 @@ def policy_of(meta: Any, where: Any = "results file") -> GatePolicy:
     except (TypeError, ValueError) as exc:
         raise RecordError(f"{where}: meta.judged_with.policy: {exc} (the file was edited)") from None
     # a gate sets one knob (--rerun-budget); any other differing from the rule's is an edit
+    default = DEFAULT.as_dict()
     for name, value in policy.as_dict().items():
-        if name not in SET_BY_A_GATE and value != (want := DEFAULT.as_dict()[name]):
+        if name not in SET_BY_A_GATE and value != (want := default[name]):
             raise RecordError(f"{where}: meta.judged_with.policy: {name} is {value!r}, rule {RULE} says {want!r} "
                               "(the file was edited)")
     return policy
