@@ -80,7 +80,7 @@ EXCEPTIONS = {
 }
 
 # (page, regular expression over a command line, replacement, why); "*" is every page
-STUDY = "the same study on 8 rows, one world and fewer seeds: hours of CPU as written"
+STUDY = "the same study on 8 rows, one world, two trials for five and fewer seeds: hours of CPU as written"
 FIXTURES = [
     ("gate.md", r"--seeds 200-219", "--seeds 200-200", "20 trials of 79 rows take minutes; one shows the flag"),
     ("gate.md", r"--trials 5 (.*)$", r"--trials 2 \1", "five trials of v2 take a minute; two fail it the same way"),
@@ -97,8 +97,8 @@ FIXTURES = [
      r"evals gate --version v3 --seeds 0-0 \g<1>2/3 --out shard-2\n"
      r"evals gate --version v3 --seeds 0-0 \g<1>3/3 --out shard-3",
      "the three machines the comment names, one after the other, on one seed (5 take a minute and a half)"),
-    ("ray.md", r"^(evals gate --version v3 --executor ray) --workers 4", r"\1 --workers 2",
-     "four Ray workers each import the agent's stack on this 2-core machine; two take the same path"),
+    ("ray.md", r"^(evals gate --version v3 --executor ray) --workers 4", r"\1 --workers 2 --limit 20",
+     "four Ray workers each import the agent's stack on this 2-core machine; two on 20 rows take the same path"),
     ("real-models.md", r"(evals gate --version v3 --model openai:offline .*)$", r"\1 --limit 20",
      "79 rows through the emulator's 600 requests a minute wait out the limit for 40 s; 20 rows pass the same path"),
     ("simulation.md", r"results/sim-v2-<stamp>/<conversation>\.json", '"$(ls results/sim-v2-*/*--*.json | head -1)"',
@@ -110,6 +110,7 @@ FIXTURES = [
     ("*", r"^(python scripts/gate_power\.py .*)--seeds (\d+)-\d+", r"\1--dataset .scratch/rows.jsonl --seeds \2-99999999",
      STUDY),  # the seeds' end is cut to what --trials needs below
     ("*", r"^(python scripts/gate_power\.py .*)--blocks \d+", r"\1--blocks 1", STUDY),
+    ("*", r"^(python scripts/gate_power\.py .*--trials (?:\d+ )*)5\b", r"\g<1>2", STUDY),  # 5 trials -> 2
     ("*", r"^(python scripts/gate_power\.py)(?!.*--blocks)", r"\1 --blocks 1", STUDY),
     ("*", r"/tmp/", ".scratch/", "the studies' scratch folders, inside the copy"),
     ("*", r"^(python scripts/gate_study\.py)(?!.*--worlds)", r"\1 --worlds 1", STUDY),
@@ -213,5 +214,5 @@ def test_the_block_rule_takes_commands_and_leaves_output():
             if lang == "" and any(ln.startswith(("evals ", "python ")) for ln in b.splitlines())] == \
         ["evals gate --version v3\n"]
     assert fixed("validation.md", "python scripts/gate_power.py --version v3 --trials 1 5 --seeds 400-499") == \
-        "python scripts/gate_power.py --blocks 1 --version v3 --trials 1 5 --dataset .scratch/rows.jsonl --seeds 400-404 " \
+        "python scripts/gate_power.py --blocks 1 --version v3 --trials 1 2 --dataset .scratch/rows.jsonl --seeds 400-401 " \
         "--variants unchanged hardened-off"
