@@ -144,7 +144,7 @@ SLOW_MODULES = {
     # each over 3 s of the quick loop's time under load, with a faster module covering its layer
     "test_record_integrity", "test_review_server", "test_review_export", "test_library", "test_user_errors",
     "test_workers", "test_startup", "test_server_properties", "test_secrets", "test_serve", "test_offline_scan",
-    "test_orq_router", "test_mutate_ray", "test_prefork",
+    "test_orq_router", "test_prefork",
 }
 SLOW_TESTS = {
     "test_offline_linear.py::test_64k_through_the_whole_model_is_answered",

@@ -2,7 +2,8 @@
 stopped at the end): the same Turns and verdict as in process; with an emulated 600-rpm
 provider and 4 workers, one provider budget (the server's own 429 count stays at what one
 limiter draws). And --max-model-calls: a clean stop at the limit, counted by the server,
-that --resume finishes to the uninterrupted result; model calls reported with --workers too."""
+that --resume finishes to the uninterrupted result; model calls reported with --workers too; and
+`evals mutate --executor ray` gives the classes it gives in process."""
 from __future__ import annotations
 
 import collections
@@ -157,6 +158,33 @@ def test_max_model_calls_stops_at_the_limit_and_resume_finishes_the_same(tmp_pat
         assert {k: v for k, v in a[key]["turn"].items() if k != "seconds"} == \
             {k: v for k, v in b[key]["turn"].items() if k != "seconds"}, key
         assert a[key]["verdicts"] == b[key]["verdicts"], key
+
+
+MUTATE_FAQ = ["--agent", "examples.faq_bot:target", "--dataset", str(REPO / "examples" / "faq_bot" / "dataset.jsonl"),
+              "--thresholds", str(REPO / "examples" / "faq_bot" / "thresholds.toml"), "--no-reference",
+              "--operators", "switch", "number", "--json"]
+
+
+def mutate(out: Path, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
+    base = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    proc = subprocess.run([prefork.python(), "evals/mutate.py", *MUTATE_FAQ, "--out", str(out), *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=GATE_TIMEOUT_S,
+                          env={**base, "PYTHONPATH": str(REPO), **(env or {})})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc, json.loads(proc.stdout)
+
+
+def test_mutants_on_ray_workers_get_the_classes_they_get_in_process(cluster, tmp_path):
+    """`evals mutate --executor ray`: every gate's conversations on the cluster's workers, one
+    executor and provider budget for the run; each mutant is rebuilt in the workers from the
+    agent's spec (TargetOptions.derive). The same mutants and classes as in process. (A local Ray
+    the command starts itself, no RAY_ADDRESS, is docs/ray.md's gate, run by test_docs_commands.)"""
+    _, local = mutate(tmp_path / "local")
+    proc, ray = mutate(tmp_path / "ray", "--executor", "ray", "--workers", "2", env={"RAY_ADDRESS": cluster.address})
+    assert "ray: 2 worker(s)" in proc.stderr and proc.stderr.count("ray: ") == 1  # one executor for every gate
+    classes = [(m["id"], m["status"], m.get("rows")) for m in local["mutants"]]
+    assert [(m["id"], m["status"], m.get("rows")) for m in ray["mutants"]] == classes
+    assert {s for _, s, _ in classes} >= {"killed", "survived"} and ray["score"] == local["score"]
 
 
 def test_executor_ray_without_ray_installed_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
