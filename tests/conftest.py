@@ -169,7 +169,8 @@ SLOW_TESTS = {
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: one worker per core, plus one. Some of the suite's time is waiting (hung-tool
     timeouts, servers and Ray clusters starting, the fresh venv's lock, a browser); the extra
-    worker runs tests meanwhile. Measured on 2 cores: 2 workers 413 s, 3 workers 355 s."""
+    worker runs tests meanwhile. Measured on 2 cores: 2 workers 413 s, 3 workers 355 s; later, with
+    the machine's speed moving by +-15% between runs, 2 workers 342-356 s and 3 workers 324-379 s."""
     return (os.cpu_count() or 1) + 1
 
 
