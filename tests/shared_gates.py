@@ -1,8 +1,9 @@
 """Whole-dataset gates that several test modules only read. Each version's default gate (79
 rows, one trial, seed 0, confirmation on) runs once per test run, shared by the xdist workers
 (standalone_helpers.built_once), with every output a reader checks: the record, --junit,
---markdown, the step summary ($GITHUB_STEP_SUMMARY) and --json's stdout. A test gets its own copy
-of the folder, so it may write beside the files or edit them."""
+--markdown and the step summary ($GITHUB_STEP_SUMMARY); --json as test_sensitivity ran it (its
+stdout is not kept). A test gets its own copy of the folder, so it may write beside the files or
+edit them."""
 from __future__ import annotations
 
 import contextlib
@@ -20,18 +21,17 @@ from tests.standalone_helpers import built_once
 class Gate(NamedTuple):
     code: int
     record: dict
-    path: Path  # the record, in the caller's copy; junit.xml, comment.md, summary.md and stdout.json beside it
+    path: Path  # the record, in the caller's copy; junit.xml, comment.md and summary.md beside it
 
 
 def _run(folder: Path, version: str) -> None:
     from turngate.commands import regression
 
-    out, stdout = folder / "out", io.StringIO()
-    with pytest.MonkeyPatch.context() as env, contextlib.redirect_stdout(stdout):
+    out = folder / "out"
+    with pytest.MonkeyPatch.context() as env, contextlib.redirect_stdout(io.StringIO()):
         env.setenv("GITHUB_STEP_SUMMARY", str(out / "summary.md"))
         code = regression.main(["--version", version, "--no-upload", "--quiet", "--json", "--out", str(out),
                                 "--junit", str(out / "junit.xml"), "--markdown", str(out / "comment.md")])
-    (out / "stdout.json").write_text(stdout.getvalue())
     (folder / "code").write_text(str(code))
 
 
