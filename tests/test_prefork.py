@@ -30,6 +30,22 @@ def test_the_server_is_up_and_holds_the_stack_but_none_of_this_repository():
     assert res.stdout.split("\n")[:2] == ["[]", "True"], res.stderr
 
 
+def test_the_repository_s_patterns_are_compiled_before_its_modules_are_imported():
+    """The offline model's patterns are in re's cache before a command imports it: its import
+    compiles none of them again, and what it holds is what re.compile gives for the same text."""
+    res = py("-c", textwrap.dedent("""
+        import re, sys
+        before = len(re._cache)
+        sys.path.insert(0, %r)
+        from app.refund_agent.offline import intents
+        rx = next(v for v in vars(intents).values() if hasattr(v, "rx"))
+        print(before, len(re._cache) - before, re.compile(rx.pattern, rx.flags & ~re.U) is rx.rx)
+    """ % str(Path(__file__).resolve().parents[1])))
+    before, added, same = res.stdout.split()
+    assert int(before) > 500 and same == "True", res.stderr
+    assert int(added) < 20, res.stdout  # not ~800: the few a module builds from run-time text, at most
+
+
 def test_exit_codes_streams_argv_cwd_and_environment(tmp_path):
     script = tmp_path / "s.py"
     script.write_text(textwrap.dedent("""
