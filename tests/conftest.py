@@ -11,11 +11,17 @@ import pytest
 # the ~120 test modules again (collection 16 s instead of 8-9). Kept under .pytest_cache/pycache,
 # outside the source folders, and only while collecting: a test that edits a module and runs it
 # again within the same second, at the same size, would otherwise run the bytecode of the edit
-# (a pyc is checked by mtime in whole seconds and size); the commands tests start are untouched.
+# (a pyc is checked by mtime in whole seconds and size). The commands the tests start get this
+# repository's bytecode compiled once, by the controller, before any worker starts
+# (tests/bytecode.py).
 _NO_BYTECODE = sys.dont_write_bytecode
 if _NO_BYTECODE:
     sys.dont_write_bytecode = False
     sys.pycache_prefix = str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "pycache")
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        from tests.bytecode import compile_tree
+
+        compile_tree(Path(__file__).resolve().parents[1])
 
 
 def pytest_collection_finish(session):

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import prefork
+from tests import bytecode, prefork
 from tests.test_docs import FENCE, REPO, markdown_files, run_bash_block
 
 SHELLS = {"bash", "sh", "shell"}
@@ -124,6 +124,8 @@ FIXTURES = [
      "19 gates of 79 rows take minutes: a switch's mutant and an edit file's run the same path"),
     ("mutate.md", r"^(python evals/mutate\.py --version v3 --markdown mutate\.md)$", r"\1 --operators switch",
      "every mutant of v3 is ~10 min of gates: the switches' two mutants run the same path"),
+    ("*", r"^(python evals/mutate\.py --version v3 (?!.*--dry-run)(?!.*--dataset).*)$", r"\1 --dataset .scratch/rows.jsonl",
+     "each mutant's gate and the baseline's run 79 rows: 8 on which v3 passes each bar take the same path"),
     ("mutate.md", r"^(evals mutate --agent examples\.faq_bot:target .*thresholds\.toml)(?!.*--mutants)", r"\1 --operators switch",
      "the FAQ bot's 37 mutants take minutes: its switch's mutant runs the same path"),
 ]
@@ -174,6 +176,7 @@ def repo_copy(dest: Path) -> Path:
                           capture_output=True).stdout
     subprocess.run(["tar", "-x", "-f", "-"], cwd=dest, input=tree, check=True)
     (dest / ".venv").symlink_to(Path(prefork.shims() or sys.prefix))
+    bytecode.compile_tree(dest)  # as the repository's own (tests/bytecode.py)
     return dest
 
 
