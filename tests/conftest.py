@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import prefork
+
 # Bytecode kept for the collection even where the environment says not to write any (this
 # machine's image sets PYTHONDONTWRITEBYTECODE=1): without it every worker compiled and rewrote
 # the ~120 test modules again (collection 16 s instead of 8-9). Kept under .pytest_cache/pycache,
@@ -170,6 +172,19 @@ SLOW_TESTS = {
     "test_offline_linear.py::test_the_gloss_and_the_place_names_are_those_of_every_pattern_tried_on_every_message",
     "test_offline_linear.py::test_bounded_sentence_gaps_match_as_the_unbounded_patterns_on_every_message",
 }
+
+
+def pytest_configure(config):
+    """pytest-xdist's controller starts the one prefork server its workers share
+    (tests/prefork.py), before it starts them: ~7 s of CPU once instead of once per worker, and
+    ready by the time a worker's first command needs it."""
+    if (hasattr(config, "workerinput") or config.getoption("dist", "no") == "no" or not config.getoption("tx", None)
+            or config.getoption("collectonly") or os.environ.get("TURNGATE_TESTS_PREFORK", "1") == "0"
+            or os.environ.get(prefork.SHARED)):
+        return
+    server, root = prefork.start_shared()
+    os.environ[prefork.SHARED] = root
+    config.add_cleanup(lambda: prefork._stop(server, root))
 
 
 def pytest_xdist_auto_num_workers(config):

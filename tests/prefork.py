@@ -12,6 +12,10 @@ would make the same way: the third-party modules, the hash seed, and `re`'s cach
 patterns, holding those this repository's modules compile (~800, 0.2 s of every command's start:
 a Pattern is immutable, and `re.compile` of the same text and flags gives the cached one anyway).
 
+One server per run: pytest-xdist's controller starts it before its workers (tests/conftest.py),
+a run without workers on its first command. It ends with the process that started it (its stdin
+is a pipe from that process).
+
 A client is a tiny script (`python -IS`, stdlib only) put on PATH as `python`, `python3` and
 `evals` (`shim_bin`). It falls back to exec'ing the real interpreter whenever it cannot be sure
 of the same behaviour: an interpreter option other than -u/-B, a PYTHON* variable that changes
@@ -150,7 +154,13 @@ def serve(sock_path: str, repo: str, probe: list[str]) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the per-command supervisors are reaped at once
     sys.stdout.write("ready\n")
     sys.stdout.flush()
+    import select
     while True:
+        ready, _, _ = select.select([listener, 0], [], [])
+        if 0 in ready and not os.read(0, 1):
+            return  # stdin closed: the test process that started this server is gone, killed or not
+        if listener not in ready:
+            continue
         conn, _ = listener.accept()
         if os.fork() == 0:
             listener.close()
@@ -336,7 +346,8 @@ def _third_party_of(repo: str, probe: list[str]) -> tuple[list[str], list[tuple[
                 importlib.import_module(name)
             except BaseException:  # noqa: BLE001 - an optional extra that is not installed
                 pass
-        _warm_up(repo)
+        if probe:
+            _warm_up(repo)
         names = [m for m in list(sys.modules) if m.split(".")[0] not in OWN and m != "__main__"]
         patterns = [(p, flags) for kind, p, flags in list(re._cache) if kind is str]
         with os.fdopen(write, "w") as out:
@@ -384,39 +395,99 @@ if __name__ == "__main__":
 
 # ---- the tests' side -----------------------------------------------------------------------------
 
-_SHIMS: list = []  # this test process's (server, folder), made on first use
+_SHIMS: list = []  # this test process's (server or None, folder), made on first use
+SHARED = "TURNGATE_TESTS_PREFORK_ROOT"  # set by pytest-xdist's controller: the one server's folder
+SHARED_WAIT_S = 900  # bounds a worker's wait for the controller's server (it starts in ~7 s)
 
 
 def shims() -> str | None:
     """A folder laid out as this environment's venv (`bin/activate`, `lib`, `pyvenv.cfg`) whose
-    `bin` runs `python`, `python3` and `evals` through this test process's server, started on
-    first use; None when TURNGATE_TESTS_PREFORK=0 or the server cannot start (then commands run
-    as real interpreters)."""
+    `bin` runs `python`, `python3` and `evals` through a prefork server; None when
+    TURNGATE_TESTS_PREFORK=0 or the server cannot start (then commands run as real interpreters).
+    Under pytest-xdist the controller starts one server for all its workers (start_shared); a
+    run without workers starts its own on first use."""
     if os.environ.get("TURNGATE_TESTS_PREFORK", "1") == "0":
         return None
     if _SHIMS:
         return _SHIMS[0][1]
+    shared = os.environ.get(SHARED)
+    if shared:
+        _SHIMS.append((None, _wait_shared(shared)))
+        return _SHIMS[0][1]
     import atexit
+
+    server, root = _start()
+    atexit.register(_stop, server, root)
+    _SHIMS.append((server, _lay_out(server, root)))
+    return _SHIMS[0][1]
+
+
+def start_shared() -> tuple:
+    """In pytest-xdist's controller, before its workers start: one server for all of them, started
+    in the background. The workers' shims() wait for it on a lock the controller holds until the
+    server is ready (or has failed), then read which from `state`. (server, folder)."""
+    import fcntl
+    import threading
+
+    server, root = _start()
+    lock = open(os.path.join(root, "lock"), "w")  # noqa: SIM115 - held until the server is laid out
+    fcntl.flock(lock, fcntl.LOCK_EX)
+
+    def lay_out() -> None:
+        try:
+            made = _lay_out(server, root)
+        except BaseException:  # noqa: BLE001 - the workers then run real interpreters
+            made = None
+        with open(os.path.join(root, "state"), "w") as f:
+            f.write("ready" if made else "failed")
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+    threading.Thread(target=lay_out, name="prefork-server", daemon=True).start()
+    return server, root
+
+
+def _wait_shared(root: str) -> str | None:
+    import fcntl
+
+    with open(os.path.join(root, "lock")) as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)  # blocks until the controller has laid the server out
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    try:
+        with open(os.path.join(root, "state")) as f:
+            return root if f.read() == "ready" else None
+    except OSError:
+        return None
+
+
+def _start(probe: list[str] | None = None):
+    """The server, started; it says "ready" on its stdout once it serves, and ends when its stdin
+    (a pipe from this process) closes. probe: the entry modules whose third-party imports it
+    preloads (default: the suite's; [] preloads nothing). (server, folder)."""
     import subprocess
     import tempfile
+
+    root = tempfile.mkdtemp(prefix="tg-prefork-")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", SHARED)}
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    probe = probe if probe is not None else ["turngate.cli", "turngate.gate.run", "turngate.commands.regression", "app.refund_agent.client",
+             "app.refund_agent.models", "app.northwind.server", "evals", "evals.judge", "langchain_openai"]
+    server = subprocess.Popen([sys.executable, os.path.abspath(__file__), os.path.join(root, "s"), repo, *probe],
+                              cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    return server, root
+
+
+def _lay_out(server, root: str) -> str | None:
+    """Once the server is ready: its folder laid out as a venv whose bin runs through it."""
     from pathlib import Path
 
-    prefix = Path(sys.prefix)
-    real_bin = prefix / "bin"
-    root = Path(tempfile.mkdtemp(prefix="tg-prefork-"))
-    sock = str(root / "s")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    repo = str(Path(__file__).resolve().parents[1])
-    probe = ["turngate.cli", "turngate.gate.run", "turngate.commands.regression", "app.refund_agent.client",
-             "app.refund_agent.models", "app.northwind.server", "evals", "evals.judge", "langchain_openai"]
-    server = subprocess.Popen([sys.executable, __file__, sock, repo, *probe], cwd=root, env=env,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
-    atexit.register(_stop, server, root)
     if server.stdout.readline().strip() != "ready":
         server.kill()
-        _SHIMS.append((server, None))
         return None
-    bin_ = root / "bin"
+    sock = os.path.join(root, "s")
+    prefix = Path(sys.prefix)
+    real_bin = prefix / "bin"
+    bin_ = Path(root) / "bin"
     bin_.mkdir()
     real_python = str(real_bin / "python3") if (real_bin / "python3").exists() else sys.executable
     tests_dir = str(Path(__file__).resolve().parent)
@@ -435,9 +506,8 @@ def shims() -> str | None:
     (bin_ / "activate").write_text(f'. "{real_bin}/activate"\nPATH="{bin_}:$PATH"\nexport PATH\nhash -r 2>/dev/null\n')
     for entry in prefix.iterdir():
         if entry.name != "bin":
-            (root / entry.name).symlink_to(entry)
-    _SHIMS.append((server, str(root)))
-    return str(root)
+            (Path(root) / entry.name).symlink_to(entry)
+    return root
 
 
 def _stop(server, root) -> None:

@@ -30,6 +30,29 @@ def test_the_server_is_up_and_holds_the_stack_but_none_of_this_repository():
     assert res.stdout.split("\n")[:2] == ["[]", "True"], res.stderr
 
 
+def test_xdist_workers_share_the_controller_s_server():
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        pytest.skip("a run without pytest-xdist workers starts its own server")
+    root = os.environ[prefork.SHARED]
+    assert prefork.shims() == root and prefork._SHIMS[0][0] is None  # no server of this worker's own
+    assert py("-c", "print(1)").stdout.strip() == "1"
+
+
+def test_a_server_ends_when_the_process_that_started_it_is_gone():
+    """Its stdin is a pipe from the test process (or the xdist controller): when that closes,
+    at the end or on a kill -9, the server ends instead of outliving the run."""
+    server, root = prefork._start(probe=[])
+    try:
+        assert prefork._lay_out(server, root) == root
+        res = subprocess.run([os.path.join(root, "bin", "python"), "-c", "print(6 * 7)"], capture_output=True,
+                             text=True, timeout=60)
+        assert res.stdout.strip() == "42"
+        server.stdin.close()
+        assert server.wait(timeout=60) == 0
+    finally:
+        prefork._stop(server, root)
+
+
 def test_the_repository_s_patterns_are_compiled_before_its_modules_are_imported():
     """The offline model's patterns are in re's cache before a command imports it: its import
     compiles none of them again, and what it holds is what re.compile gives for the same text."""
