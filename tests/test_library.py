@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import prefork
 from turngate.cli import COMMANDS as COMMAND_MODULES
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,7 +64,7 @@ def test_the_installed_command_lists_its_subcommands_and_refuses_an_unknown_one(
 
 
 def test_a_launcher_script_names_itself_in_usage_and_hints():
-    res = subprocess.run([sys.executable, "evals/show.py", "--help"], cwd=REPO, capture_output=True, text=True,
+    res = subprocess.run([prefork.python(), "evals/show.py", "--help"], cwd=REPO, capture_output=True, text=True,
                          timeout=60)
     assert res.returncode == 0 and res.stdout.startswith("usage: python evals/show.py")
 
@@ -111,7 +112,7 @@ def test_commands_need_no_sys_path_patch():
 
 
 def test_piped_gate_output_keeps_whole_names_and_no_evaluatorq_table(tmp_path):
-    res = subprocess.run(f"{sys.executable} evals/regression.py --version v3 --limit 6 --no-upload "
+    res = subprocess.run(f"{prefork.python()} evals/regression.py --version v3 --limit 6 --no-upload "
                          f"--no-reference --out {tmp_path} | cat", shell=True, cwd=REPO, capture_output=True,
                          text=True, timeout=120, env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
     out = res.stdout
@@ -123,7 +124,7 @@ def test_piped_gate_output_keeps_whole_names_and_no_evaluatorq_table(tmp_path):
 
 
 def test_agent_cli_over_stdio_prints_no_traceback():
-    res = subprocess.run([sys.executable, "-m", "app.refund_agent", "--transport", "stdio",
+    res = subprocess.run([prefork.python(), "-m", "app.refund_agent", "--transport", "stdio",
                           "What's the status of A-1002?"], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert "A-1002" in res.stdout

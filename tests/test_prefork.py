@@ -56,14 +56,15 @@ def test_a_server_ends_when_the_process_that_started_it_is_gone():
 def test_the_repository_s_patterns_are_compiled_before_its_modules_are_imported():
     """The offline model's patterns are in re's cache before a command imports it: its import
     compiles none of them again, and what it holds is what re.compile gives for the same text."""
-    res = py("-c", textwrap.dedent("""
+    repo = str(Path(__file__).resolve().parents[1])
+    res = py("-c", textwrap.dedent(f"""
         import re, sys
         before = len(re._cache)
-        sys.path.insert(0, %r)
+        sys.path.insert(0, {repo!r})
         from app.refund_agent.offline import intents
         rx = next(v for v in vars(intents).values() if hasattr(v, "rx"))
         print(before, len(re._cache) - before, re.compile(rx.pattern, rx.flags & ~re.U) is rx.rx)
-    """ % str(Path(__file__).resolve().parents[1])))
+    """))
     before, added, same = res.stdout.split()
     assert int(before) > 500 and same == "True", res.stderr
     assert int(added) < 20, res.stdout  # not ~800: the few a module builds from run-time text, at most

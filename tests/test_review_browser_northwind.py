@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 
 import pytest
 
+from tests import prefork
 from tests.review_helpers import REPO, Review
 from tests.test_report_browser import chromium, headless_browser
 from turngate.commands import calibrate_judge, regression, simulate
@@ -99,7 +99,7 @@ def test_keyboard_review_of_northwind_runs_then_the_exports_work(northwind_runs,
     coverage = {m["name"]: m["coverage"] for m in taxonomy["modes"]}
     assert coverage == {"no delivery date": "uncovered", "refund outside the window": "covered"}
     test = out / "scorers" / "test_no_delivery_date.py"
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)], cwd=REPO,
+    run = subprocess.run([prefork.python(), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)], cwd=REPO,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "NotImplementedError" in run.stdout, run.stdout + run.stderr
     assert "3 failed" in run.stdout, run.stdout  # the mode's two runs, and the run labelled pass

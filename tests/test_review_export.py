@@ -7,11 +7,11 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import prefork
 from turngate.commands import calibrate_judge, regression, simulate
 from turngate.core.errors import ConfigError
 from turngate.review import export as export_mod
@@ -139,7 +139,7 @@ def test_the_decisive_call_is_the_one_a_failing_scorer_names(review):
 
 def pytest_on(path: Path) -> subprocess.CompletedProcess:
     """The exported test, run as a user would: from the project's root, in a fresh process."""
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+    return subprocess.run([prefork.python(), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
                           cwd=REPO, capture_output=True, text=True, timeout=600)
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import prefork
+
 REPO = Path(__file__).resolve().parents[1]
 
 GOOD_AGENT = '''
@@ -55,7 +57,7 @@ def project(tmp_path):
 
 
 def evals(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    script = Path(sys.executable).with_name("evals")
+    script = Path(prefork.evals())  # the console script, through the prefork server when there is one
     command = [str(script)] if script.exists() else [sys.executable, "-c", "from turngate.cli import run; run()"]
     clean = {k: v for k, v in os.environ.items()
              if not k.startswith(("EVALS_", "ORQ_", "OPENAI_", "TURNGATE_", "PYTHONPATH"))}
