@@ -5,13 +5,13 @@ what 4,096 would: none refused, none silently answered without its write."""
 from __future__ import annotations
 
 import json
-import sys
 
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
 from app.northwind import CONVERSATION_META_KEY, release_uri, writes_uri
 from app.refund_agent.client import aask_agent, close_connections
+from tests import prefork
 from tests.test_gate import run as run_gate
 from tests.test_server_stdio import REPO
 
@@ -20,7 +20,7 @@ CAP = 3
 
 def capped_stdio_client(cap: int) -> Client:
     env = {"NORTHWIND_MAX_CONVERSATIONS": str(cap), "FASTMCP_LOG_LEVEL": "WARNING"}
-    return Client(StdioTransport(command=sys.executable, args=["-m", "app.northwind"], cwd=str(REPO), env=env,
+    return Client(StdioTransport(command=prefork.python(), args=["-m", "app.northwind"], cwd=str(REPO), env=env,
                                  keep_alive=False))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 
 import pytest
 from starlette.testclient import TestClient
@@ -13,6 +12,7 @@ from app.refund_agent.serve import ChatServer, Options
 from app.refund_agent.serve_judge import PromptError, case_from_prompt
 from app.refund_agent.serve_limits import Bucket, Limits
 from evals.judge.policy import POLICY
+from tests import prefork
 from tests.serve_helpers import REPO, served
 from turngate.core.turn import Message, ToolCall, Turn
 from turngate.scoring.case import Case
@@ -150,9 +150,9 @@ def test_offline_judge_over_http_gives_the_in_process_verdict():
 def test_startup_errors_are_one_line_and_exit_2():
     with served() as server:
         taken = server.url.split(":")[-1].split("/")[0]
-        res = subprocess.run([sys.executable, "-m", "app.refund_agent.serve", "--port", taken],
+        res = subprocess.run([prefork.python(), "-m", "app.refund_agent.serve", "--port", taken],
                              capture_output=True, text=True, cwd=REPO, timeout=60)
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Address already in use" in res.stderr
-    res = subprocess.run([sys.executable, "-m", "app.refund_agent.serve", "--error-rate", "2"],
+    res = subprocess.run([prefork.python(), "-m", "app.refund_agent.serve", "--error-rate", "2"],
                          capture_output=True, text=True, cwd=REPO, timeout=60)
     assert res.returncode == 2 and res.stderr.startswith("error: ") and res.stderr.count("\n") == 1
