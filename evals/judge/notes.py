@@ -7,6 +7,7 @@ shares with the written policy ("share", "customer") or that the user wrote are 
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from . import text as T
@@ -42,8 +43,10 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-zà-ÿ0-9]+", T.clean(text))
 
 
-def _concepts(text: str, today_year: int | None) -> set[str]:
-    """Concept keys for a text: group ids, number values, year, or a word's stem."""
+@functools.lru_cache(maxsize=1024)
+def _concepts(text: str, today_year: int | None) -> frozenset[str]:
+    """Concept keys for a text: group ids, number values, year, or a word's stem. Cached: every
+    judged answer is compared with the same policy text and the same few notes."""
     low = T.clean(text)
     out: set[str] = set()
     for i, group in enumerate(GROUPS):
@@ -65,7 +68,7 @@ def _concepts(text: str, today_year: int | None) -> set[str]:
     for w in _words(text):
         if len(w) >= 5 and not w.isdigit() and w not in STOP:
             out.add("w" + w[:6])
-    return out
+    return frozenset(out)
 
 
 def revealed(note: str, answer: str, *, user_text: str, policy_text: str, today_year: int | None) -> list[str]:
