@@ -32,6 +32,10 @@ def test_a_review_session_by_keyboard(tmp_path):
     pytest.importorskip("starlette")
     from playwright.sync_api import expect
 
+    # each assertion waits for the page up to 30 s, not Playwright's 5: in the whole suite on two
+    # loaded cores an edit's round trip to the server (its write synced to disk) once took longer
+    expect.set_options(timeout=30_000)
+
     review = Review(str(review_record(tmp_path)), "--coverage", "recorded")  # its hand-made verdicts
     problems, requests, dialogs = [], [], []
     try:

@@ -39,6 +39,10 @@ def test_keyboard_review_of_northwind_runs_then_the_exports_work(northwind_runs,
     pytest.importorskip("starlette")
     from playwright.sync_api import expect
 
+    # each assertion waits for the page up to 30 s, not Playwright's 5: in the whole suite on two
+    # loaded cores an edit's round trip to the server (its write synced to disk) once took longer
+    expect.set_options(timeout=30_000)
+
     record, folder = northwind_runs
     out = tmp_path / "export"
     review = Review(str(record), str(folder), "--notes", str(tmp_path / "review.jsonl"), "--out", str(out))
