@@ -397,7 +397,6 @@ if __name__ == "__main__":
 
 _SHIMS: list = []  # this test process's (server or None, folder), made on first use
 SHARED = "TURNGATE_TESTS_PREFORK_ROOT"  # set by pytest-xdist's controller: the one server's folder
-SHARED_WAIT_S = 900  # bounds a worker's wait for the controller's server (it starts in ~7 s)
 
 
 def shims() -> str | None:
