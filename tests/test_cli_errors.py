@@ -282,9 +282,15 @@ def test_a_command_called_from_python_leaves_the_callers_signal_handlers_as_they
     the session."""
     import signal
 
-    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    assert regression.main(["--version", "v3", "--dataset", str(tmp_path / "missing.jsonl"),
-                            "--out", str(tmp_path / "o")]) == 2
-    assert "error: " in capsys.readouterr().err
-    assert {sig: signal.getsignal(sig) for sig in before} == before
-    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    # a handler of the caller's own, whatever this test process started with (a shell's background
+    # job starts with SIGINT ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        assert regression.main(["--version", "v3", "--dataset", str(tmp_path / "missing.jsonl"),
+                                "--out", str(tmp_path / "o")]) == 2
+        assert "error: " in capsys.readouterr().err
+        assert {sig: signal.getsignal(sig) for sig in before} == before
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
